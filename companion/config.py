@@ -1,0 +1,308 @@
+"""The vault's own settings, `.companion/companion.yaml`, validated on load.
+
+The schema is the dataclasses below: each section is a frozen dataclass and each field's type says
+what YAML value it takes, so adding a setting is adding a field. Validation walks the YAML node tree
+rather than the loaded data, so every error can name the file, the line and the key, and list what
+is allowed there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import re
+import tempfile
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from companion.errors import ConfigError
+from companion.locations import config_path
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """Which notes are embedded and indexed."""
+
+    include: tuple[str, ...] = ("**/*.md",)
+    """Globs of notes to index (vault-relative, POSIX; `**` matches any depth)."""
+    exclude: tuple[str, ...] = ("ops/**",)
+    """Globs never indexed. `ops/` holds the agent's own noisy replies; session summaries reach
+    recall through the hot tier instead.
+    """
+    conversation_folders: tuple[str, ...] = ()
+    """Folders whose notes are conversation notes even without `type: conversation`."""
+    max_note_mb: float = 5
+    """Notes larger than this many MiB are reported and skipped."""
+
+
+@dataclass(frozen=True)
+class SessionsConfig:
+    """Where the agent writes its session summaries."""
+
+    folder: str = "ops/sessions"
+    """Vault-relative folder holding `<YYYY-MM-DD>/*.md` session summaries."""
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Where the index lives."""
+
+    chroma_url: str | None = None
+    """A Chroma server such as `http://127.0.0.1:8000`; None for the embedded store."""
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    """Which embedding model turns notes into vectors."""
+
+    provider: Literal["minilm", "openai", "hash"] = "minilm"
+    """`minilm` (offline all-MiniLM-L6-v2), `openai` (an OpenAI-compatible endpoint), or `hash` (a
+    fast word-hashing embedder with no semantics, for tests and benchmarks only)."""
+    model: str | None = None
+    """Model name for the `openai` provider."""
+    url: str | None = None
+    """Base URL of the OpenAI-compatible endpoint."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the API key (never the key itself)."""
+
+
+@dataclass(frozen=True)
+class CompanionConfig:
+    """Everything `.companion/companion.yaml` can say; a missing file means these defaults."""
+
+    index: IndexConfig = field(default_factory=IndexConfig)
+    """Which notes are indexed."""
+    sessions: SessionsConfig = field(default_factory=SessionsConfig)
+    """Where session summaries live."""
+    store: StoreConfig = field(default_factory=StoreConfig)
+    """Where the index lives."""
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    """Which embedding model is used."""
+
+    @property
+    def max_note_bytes(self) -> int:
+        """`index.max_note_mb` in bytes."""
+        return int(self.index.max_note_mb * 1024 * 1024)
+
+
+def load_config(vault_root: Path) -> CompanionConfig:
+    """Read and validate the vault's config; a missing file gives the defaults."""
+    path = config_path(vault_root)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return CompanionConfig()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the config file ({exc})") from exc
+    return parse_config(text, str(path))
+
+
+def parse_config(text: str, source: str = "companion.yaml") -> CompanionConfig:
+    """Validate YAML text as a `CompanionConfig`; `source` names the file in error messages."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return CompanionConfig()
+        value = _build(CompanionConfig, node, "", source, loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f", line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{source}{line}: invalid YAML: {exc.problem or exc.context}") from exc
+    except (yaml.YAMLError, ValueError, TypeError) as exc:
+        raise ConfigError(f"{source}: invalid YAML: {exc}") from exc
+    finally:
+        loader.dispose()
+    assert isinstance(value, CompanionConfig)
+    return value
+
+
+def _fail(source: str, node: Node, key: str, message: str) -> ConfigError:
+    where = f"{source}, line {node.start_mark.line + 1}"
+    return ConfigError(f"{where}: {key or 'the top level'}: {message}")
+
+
+def _build(cls: type[Any], node: Node, prefix: str, source: str, loader: yaml.SafeLoader) -> Any:
+    """Build section dataclass `cls` from a mapping node, checking every key and value."""
+    hints = typing.get_type_hints(cls)
+    allowed = [f.name for f in dataclasses.fields(cls)]
+    if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null":
+        return cls()
+    if not isinstance(node, MappingNode):
+        raise _fail(source, node, prefix, f"expected a mapping with keys {', '.join(allowed)}")
+    values: dict[str, Any] = {}
+    for key_node, value_node in node.value:
+        key = key_node.value if isinstance(key_node, ScalarNode) else "?"
+        dotted = f"{prefix}.{key}" if prefix else key
+        if key not in allowed:
+            scope = f"'{prefix}'" if prefix else "the top level"
+            raise _fail(
+                source,
+                key_node,
+                dotted,
+                f"unknown key '{key}' in {scope}; allowed keys: {', '.join(allowed)}",
+            )
+        if key in values:
+            raise _fail(source, key_node, dotted, "this key is given twice")
+        values[key] = _value(hints[key], value_node, dotted, source, loader)
+    return cls(**values)
+
+
+def _value(hint: Any, node: Node, key: str, source: str, loader: yaml.SafeLoader) -> Any:
+    """Check one YAML value against a field's type and return it as that type."""
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return _build(hint, node, key, source, loader)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union):
+        if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null":
+            return None
+        (inner,) = [arg for arg in args if arg is not type(None)]
+        return _value(inner, node, key, source, loader)
+    if origin is tuple:
+        if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null":
+            return ()
+        if not isinstance(node, SequenceNode):
+            raise _fail(source, node, key, f"expected a list of strings, got {_describe(node)}")
+        return tuple(_value(args[0], item, key, source, loader) for item in node.value)
+    data = loader.construct_object(node, deep=True)
+    if origin is Literal:
+        if data not in args:
+            choices = ", ".join(repr(arg) for arg in args)
+            raise _fail(source, node, key, f"expected one of {choices}, got {data!r}")
+        return data
+    if hint is float and isinstance(data, int | float) and not isinstance(data, bool):
+        if data <= 0:
+            raise _fail(source, node, key, f"expected a positive number, got {data!r}")
+        return float(data)
+    if hint in (str, int, bool) and type(data) is hint:
+        return data
+    raise _fail(source, node, key, f"expected {_type_name(hint)}, got {_describe(node)}")
+
+
+def _type_name(hint: Any) -> str:
+    return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}.get(
+        hint, str(hint)
+    )
+
+
+def _describe(node: Node) -> str:
+    if isinstance(node, MappingNode):
+        return "a mapping"
+    if isinstance(node, SequenceNode):
+        return "a list"
+    kind = str(node.tag).rsplit(":", 1)[-1]
+    return f"{kind} {node.value!r}"
+
+
+def config_to_dict(config: CompanionConfig) -> dict[str, Any]:
+    """The config as plain YAML-ready data (tuples become lists)."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, tuple):
+            return [plain(item) for item in value]
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return value
+
+    result = plain(config)
+    assert isinstance(result, dict)
+    return result
+
+
+def save_config(vault_root: Path, config: CompanionConfig) -> Path:
+    """Write the config atomically (temp file in its folder, fsync, rename); return its path."""
+    path = config_path(vault_root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "# Vault Companion settings; see the README for every key.\n" + yaml.safe_dump(
+        config_to_dict(config), sort_keys=False, allow_unicode=True
+    )
+    fd, tmp = tempfile.mkstemp(prefix=".companion-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+    return path
+
+
+def _fsync_dir(folder: Path) -> None:
+    # The rename is durable only once the folder entry is on disk; not every platform can open a
+    # folder.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+
+
+def matches(glob: str, rel_path: str) -> bool:
+    """Whether a vault-relative POSIX path matches a glob: `**` spans any number of folders (also
+    none), `*` and `?` stay within one path segment, `[abc]` is a character class; matching is
+    case-sensitive. A glob ending in `/` means everything under that folder.
+    """
+    return _compile_glob(glob).fullmatch(rel_path) is not None
+
+
+def matches_any(globs: typing.Iterable[str], rel_path: str) -> bool:
+    """Whether any of the globs matches the path."""
+    return compile_globs(tuple(globs)).fullmatch(rel_path) is not None
+
+
+@functools.lru_cache(maxsize=128)
+def compile_globs(globs: tuple[str, ...]) -> re.Pattern[str]:
+    """One compiled pattern matching (with `fullmatch`) any of the globs; none matches nothing."""
+    if not globs:
+        return re.compile(r"(?!)")
+    return re.compile("|".join(f"(?:{_compile_glob(glob).pattern})" for glob in globs), re.DOTALL)
+
+
+@functools.lru_cache(maxsize=512)
+def _compile_glob(glob: str) -> re.Pattern[str]:
+    glob = glob.strip().lstrip("/")
+    if glob.endswith("/"):
+        glob += "**"
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("/**", i) and i + 3 == len(glob):
+            out.append("(?:/.*)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif glob[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif glob[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif glob[i] == "[" and (close := glob.find("]", i + 2)) > 0:
+            body = glob[i + 1 : close]
+            negate = body.startswith(("!", "^"))
+            body = re.escape(body[1:] if negate else body).replace("\\-", "-")
+            out.append(f"[{'^' if negate else ''}{body}]")
+            i = close + 1
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return re.compile("".join(out), re.DOTALL)

@@ -1,0 +1,51 @@
+"""One error type per area, all under `CompanionError`.
+
+Messages say what happened, to which file, and what to do about it, so the CLI can print them as they are.
+"""
+
+from __future__ import annotations
+
+
+class CompanionError(Exception):
+    """Base of every error the companion raises on purpose."""
+
+    exit_code = 1
+
+
+class ConfigError(CompanionError):
+    """The vault's `.companion/companion.yaml` (or another config file) is invalid."""
+
+    exit_code = 2
+
+
+class VaultError(CompanionError):
+    """The vault cannot be found or read as a whole."""
+
+    exit_code = 2
+
+
+class NoteError(CompanionError):
+    """One note cannot be read or parsed; the run goes on without it."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class ModelError(CompanionError):
+    """The embedding model is missing, broken, or not the one the index was built with."""
+
+    exit_code = 3
+
+
+class StoreError(CompanionError):
+    """The index store (Chroma or the lexical index) is unreachable, locked or corrupt."""
+
+    exit_code = 4
+
+
+class IndexLockedError(StoreError):
+    """Another process already writes this vault's index."""
+
+    exit_code = 5
