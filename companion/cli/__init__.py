@@ -1,0 +1,51 @@
+"""The `companion` command line: one subcommand per job, `--json` wherever the output is data."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from companion import __version__
+from companion.errors import CompanionError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser (each command module adds its own subcommand)."""
+    from companion.cli import bench, demo, doctor, index, recall
+
+    parser = argparse.ArgumentParser(
+        prog="companion",
+        description="See, tune and curate what an AI agent remembers in an Obsidian vault.",
+    )
+    parser.add_argument("--version", action="version", version=f"companion {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in (index, recall, doctor, demo, bench):
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; errors the companion understands become a message and an exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(message)s",
+        datefmt="%H:%M:%S",
+        stream=sys.stderr,
+    )
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        code: int = args.run(args)
+    except CompanionError as exc:
+        print(f"companion: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("companion: interrupted", file=sys.stderr)
+        return 130
+    return code

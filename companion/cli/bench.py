@@ -1,0 +1,259 @@
+"""`companion bench`: measure the performance targets of SPEC §6 on synthetic vaults, as JSON.
+
+Each figure comes from running the real code paths: the indexer, the watcher, the searcher. Where a
+measurement does not depend on what the vectors mean (a restart's cost, the store's size), the index may be
+filled with the hashing embedder (`--embedder hash`) to save hours of model time; the output says which
+embedder each figure used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from companion.cli.output import print_json
+from companion.cli.workspace import Workspace, open_workspace
+from companion.embeddings import Embedder
+from companion.hashembed import HashEmbedder
+
+MEASURES = ("cold", "restart", "save", "recall")
+
+
+def register(sub: Any) -> None:
+    """Add the `bench` subcommand."""
+    p = sub.add_parser("bench", help="measure indexing and recall speed on synthetic vaults (JSON)")
+    p.add_argument("--only", default=",".join(MEASURES), help=f"comma list of {', '.join(MEASURES)}")
+    p.add_argument("--cold-notes", type=int, default=500, help="notes for the cold build (real model)")
+    p.add_argument("--restart-notes", type=int, default=10_000, help="notes for the restart check")
+    p.add_argument("--recall-notes", type=int, default=10_000, help="notes for recall latency")
+    p.add_argument("--saves", type=int, default=50, help="saves for save-to-searchable latency")
+    p.add_argument("--queries", type=int, default=200, help="queries for recall latency")
+    p.add_argument(
+        "--embedder",
+        choices=("minilm", "hash"),
+        default="hash",
+        help="embedder that fills the big restart/recall vaults (the cold build always uses minilm)",
+    )
+    p.add_argument("--dir", help="work folder (default: a temporary folder, removed afterwards)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the selected measures and print one JSON object."""
+    only = [m.strip() for m in args.only.split(",") if m.strip()]
+    unknown = set(only) - set(MEASURES)
+    if unknown:
+        raise SystemExit(f"companion bench: unknown measure(s) {', '.join(sorted(unknown))}")
+    results: dict[str, Any] = {"machine": {"cpus": _cpus(), "python": sys.version.split()[0]}}
+    with tempfile.TemporaryDirectory(prefix="companion-bench-") as tmp:
+        work = Path(args.dir) if args.dir else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        if "cold" in only:
+            results["cold_build"] = cold_build(work / "cold", args.cold_notes)
+        if "restart" in only:
+            results["restart"] = restart(work / "restart", args.restart_notes, args.embedder)
+        if "save" in only:
+            results["save_to_searchable"] = save_to_searchable(work / "save", args.saves)
+        if "recall" in only:
+            results["recall"] = recall(work / "recall", args.recall_notes, args.queries, args.embedder)
+    results["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    print_json(results)
+    return 0
+
+
+def _cpus() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
+def _workspace(root: Path, embedder: Embedder | None = None) -> Workspace:
+    ns = argparse.Namespace(vault=str(root / "vault"), data_dir=str(root / "data"), chroma_url=None)
+    ws = open_workspace(ns)
+    ws.embedder_override = embedder
+    return ws
+
+
+def _vault(root: Path, notes: int) -> Path:
+    from companion.synth import write_synthetic_vault
+
+    vault = root / "vault"
+    if not vault.exists():
+        write_synthetic_vault(vault, notes, seed=1, now=datetime(2026, 6, 1, 12, 0))
+    return vault
+
+
+def _percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(pct / 100 * len(ordered) + 0.5) - 1))
+    return ordered[index]
+
+
+def cold_build(root: Path, notes: int) -> dict[str, Any]:
+    """Index a fresh vault with the real model, then embed the same chunk texts alone: the ratio."""
+    _vault(root, notes)
+    ws = _workspace(root)
+    report = ws.indexer().sync()
+    chunker = ws.chunker()
+    texts = [c.text for p in sorted(ws.vault.scan()) for c in chunker.chunk(ws.vault.read_note(p))]
+    embedder = ws.embedder()
+    started = time.perf_counter()
+    embedder.embed(texts)
+    alone = time.perf_counter() - started
+    ws.close()
+    return {
+        "embedder": embedder.model_id,
+        "notes": report.notes_indexed,
+        "chunks": len(texts),
+        "build_s": round(report.elapsed_s, 3),
+        "embed_in_build_s": round(report.embed_s, 3),
+        "embed_alone_s": round(alone, 3),
+        "ratio": round(report.elapsed_s / alone, 3),
+        "chunks_per_s": round(len(texts) / report.elapsed_s, 1),
+        "target_ratio": 1.15,
+    }
+
+
+def restart(root: Path, notes: int, embedder_name: str) -> dict[str, Any]:
+    """Index once, then time a restart with nothing changed: in-process and as a whole CLI run."""
+    _vault(root, notes)
+    embedder = HashEmbedder() if embedder_name == "hash" else None
+    ws = _workspace(root, embedder)
+    first = ws.indexer().sync()
+    ws.close()
+    ws = _workspace(root, embedder)
+    started = time.perf_counter()
+    again = ws.indexer().sync()
+    in_process = time.perf_counter() - started
+    ws.close()
+    # A whole `companion index` process, interpreter start-up included. With nothing changed it opens
+    # neither the model nor the store, so it works on an index filled by either embedder.
+    started = time.perf_counter()
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "companion",
+            "index",
+            "--json",
+            "--vault",
+            str(root / "vault"),
+            "--data-dir",
+            str(root / "data"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    cli = round(time.perf_counter() - started, 3)
+    return {
+        "embedder": embedder_name,
+        "notes": first.notes_indexed,
+        "first_build_s": round(first.elapsed_s, 2),
+        "restart_s": round(in_process, 4),
+        "restart_cli_s": cli,
+        "restart_chunks_embedded": again.chunks_embedded,
+        "restart_notes_read": again.notes_indexed + again.notes_unchanged,
+        "target_s": 1.0,
+    }
+
+
+def save_to_searchable(root: Path, saves: int) -> dict[str, Any]:
+    """With the watcher running, append a unique word to a note and time until recall returns it."""
+    from companion.synth import append_paragraph
+    from indexer.manifest import Manifest
+    from indexer.search import Searcher
+    from indexer.sync import index_data_paths
+    from indexer.watcher import watch
+
+    _vault(root, 200)
+    ws = _workspace(root)
+    indexer = ws.indexer()
+    indexer.sync()
+    store = ws.store()
+    reader = Manifest(index_data_paths(ws.data_dir)[0])
+    searcher = Searcher(reader, ws.embedder, lambda: store)
+    stop = threading.Event()
+    ready = threading.Event()
+    thread = threading.Thread(
+        target=watch,
+        args=(indexer, stop, lambda r, n: None),
+        kwargs={"debounce_ms": 1600, "step_ms": 50, "on_ready": ready.set},
+        daemon=True,
+    )
+    thread.start()
+    ready.wait(30)
+    paths = sorted(ws.vault.scan())
+    rng = random.Random(3)
+    latencies: list[float] = []
+    misses = 0
+    for i in range(saves):
+        rel = rng.choice(paths)
+        word = f"zebraword{i}x{rng.randrange(10**6)}"
+        started = time.perf_counter()
+        append_paragraph(ws.root / rel, f"**alice:** a new remark about {word} today.")
+        found = _wait_for(lambda rel=rel, word=word: any(h.path == rel for h in searcher.search(word, k=3)), 10.0)
+        if found is None:
+            misses += 1
+        else:
+            latencies.append(found - started)
+        time.sleep(0.05)
+    stop.set()
+    thread.join(10)
+    reader.close()
+    ws.close()
+    return {
+        "saves": saves,
+        "found": len(latencies),
+        "missed": misses,
+        "p50_ms": round(statistics.median(latencies) * 1000, 1) if latencies else None,
+        "p95_ms": round(_percentile(latencies, 95) * 1000, 1) if latencies else None,
+        "max_ms": round(max(latencies) * 1000, 1) if latencies else None,
+        "target_p95_ms": 250,
+    }
+
+
+def _wait_for(check: Callable[[], bool], timeout: float) -> float | None:
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        if check():
+            return time.perf_counter()
+        time.sleep(0.002)
+    return None
+
+
+def recall(root: Path, notes: int, queries: int, embedder_name: str) -> dict[str, Any]:
+    """Time hybrid recall (k=10) over an index of `notes` notes."""
+    _vault(root, notes)
+    embedder = HashEmbedder() if embedder_name == "hash" else None
+    ws = _workspace(root, embedder)
+    ws.indexer().sync()
+    searcher = ws.searcher()
+    rng = random.Random(5)
+    titles = [n.title for n in ws.manifest.notes()]
+    questions = [f"what did we say about {rng.choice(titles)}" for _ in range(queries)]
+    searcher.search("warm up", k=10)
+    times: list[float] = []
+    for question in questions:
+        started = time.perf_counter()
+        searcher.search(question, k=10)
+        times.append(time.perf_counter() - started)
+    ws.close()
+    return {
+        "embedder": ws.embedder().model_id,
+        "notes": notes,
+        "queries": queries,
+        "p50_ms": round(statistics.median(times) * 1000, 2),
+        "p95_ms": round(_percentile(times, 95) * 1000, 2),
+        "target_p95_ms": 40,
+    }

@@ -1,0 +1,115 @@
+"""`companion doctor`: which vault and why, which model and where, and whether the index is healthy."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from companion.cli.output import print_json
+from companion.cli.workspace import Workspace, add_vault_arguments, open_workspace
+from companion.errors import CompanionError
+from companion.locations import config_path, models_dir
+from indexer.lock import WriterLock
+
+
+def register(sub: Any) -> None:
+    """Add the `doctor` subcommand."""
+    p = sub.add_parser("doctor", help="say which vault, which model, and how healthy the index is")
+    add_vault_arguments(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit 0 when the index matches the manifest, 1 when something needs attention."""
+    ws = open_workspace(args)
+    try:
+        report = diagnose(ws)
+    finally:
+        ws.close()
+    if args.json:
+        print_json(report)
+    else:
+        _print(report)
+    return 0 if report["healthy"] else 1
+
+
+def diagnose(ws: Workspace) -> dict[str, Any]:
+    """Everything doctor knows, as a JSON-ready dict."""
+    scan = ws.vault.scan()
+    notes, chunks = ws.manifest.counts()
+    holder = WriterLock(ws.data_dir).holder()
+    report: dict[str, Any] = {
+        "vault": {
+            "path": str(ws.root),
+            "rule": ws.location.rule,
+            "detail": ws.location.detail,
+            "indexable_notes": len(scan),
+            "problems": [{"path": p, "reason": r} for p, r in ws.vault.problems],
+        },
+        "config": {"path": str(config_path(ws.root)), "exists": config_path(ws.root).exists()},
+        "data_dir": str(ws.data_dir),
+        "writer": holder,
+        "index": {
+            "notes": notes,
+            "chunks": chunks,
+            "pending": len(ws.manifest.pending()),
+            "skipped": [{"path": p, "reason": r} for p, r in ws.manifest.skipped()],
+            "stale": len(set(scan) - {n.path for n in ws.manifest.notes()}),
+        },
+        "model": {"cache": str(models_dir())},
+        "store": {"kind": ws.store_kind},
+        "healthy": True,
+        "errors": [],
+    }
+    try:
+        embedder = ws.embedder()
+        report["model"].update({"id": embedder.model_id, "dim": embedder.dim})
+        store = ws.store()
+        ids = store.ids()
+        manifest_ids = ws.manifest.chunk_ids()
+        report["store"].update(
+            {
+                "vectors": len(ids),
+                "orphans": len(ids - manifest_ids),
+                "missing": len(manifest_ids - ids),
+            }
+        )
+        if ids != manifest_ids or report["index"]["pending"]:
+            report["healthy"] = False
+            report["errors"].append(
+                "the vector store and the manifest disagree: run `companion index` to repair, "
+                "or `companion index --rebuild`"
+            )
+    except CompanionError as exc:
+        report["healthy"] = False
+        report["errors"].append(str(exc))
+    return report
+
+
+def _print(report: dict[str, Any]) -> None:
+    vault, index, store, model = report["vault"], report["index"], report["store"], report["model"]
+    print(f"vault     {vault['path']}")
+    print(f"          {vault['detail']}")
+    print(f"          {vault['indexable_notes']} indexable notes")
+    for problem in vault["problems"]:
+        print(f"          problem: {problem['path']}: {problem['reason']}")
+    cfg = report["config"]
+    print(f"config    {cfg['path']}{'' if cfg['exists'] else ' (absent: defaults)'}")
+    print(f"data      {report['data_dir']}")
+    print(f"model     {model.get('id', '?')} ({model.get('dim', '?')} dims), cache {model['cache']}")
+    print(f"store     {store['kind']}")
+    if "vectors" in store:
+        print(f"          {store['vectors']} vectors, {store['orphans']} orphans, {store['missing']} missing")
+    print(
+        f"index     {index['notes']} notes, {index['chunks']} chunks, {index['pending']} pending, "
+        f"{index['stale']} notes not yet indexed"
+    )
+    for skipped in index["skipped"]:
+        print(f"          skipped: {skipped['path']}: {skipped['reason']}")
+    if report["writer"]:
+        writer = report["writer"]
+        print(f"writer    pid {writer.get('pid')} ({writer.get('purpose')})")
+    for error in report["errors"]:
+        print(f"error     {error}")
+    print("healthy" if report["healthy"] else "NOT healthy")

@@ -1,0 +1,137 @@
+"""The composition root shared by every command: which vault, which data directory, which model and store.
+
+Everything heavy (the model, Chroma) is built on first use, so commands that do not need it stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from companion.config import CompanionConfig, load_config
+from companion.discovery import VaultLocation, locate_vault
+from companion.embeddings import Embedder, embedder_from_config
+from companion.hashembed import HashEmbedder
+from companion.locations import vault_data_dir
+from companion.vault import ObsidianVault
+from indexer.chunking import CHUNKER_VERSION, Chunker
+from indexer.manifest import Manifest
+from indexer.search import Searcher
+from indexer.store import VectorStore
+from indexer.sync import Indexer, index_data_paths
+
+
+@dataclass
+class Workspace:
+    """One vault with its config, data directory and (lazily) its model, store and manifest."""
+
+    location: VaultLocation
+    config: CompanionConfig
+    data_dir: Path
+    chroma_url: str | None
+    embedder_override: Embedder | None = None
+    _vault: ObsidianVault | None = field(default=None, repr=False)
+    _manifest: Manifest | None = field(default=None, repr=False)
+    _embedder: Embedder | None = field(default=None, repr=False)
+    _store: VectorStore | None = field(default=None, repr=False)
+
+    @property
+    def root(self) -> Path:
+        """The vault folder."""
+        return self.location.path
+
+    @property
+    def vault(self) -> ObsidianVault:
+        """The vault reader."""
+        if self._vault is None:
+            self._vault = ObsidianVault(self.root, self.config)
+        return self._vault
+
+    @property
+    def manifest(self) -> Manifest:
+        """The manifest and lexical index, opened on first use."""
+        if self._manifest is None:
+            self._manifest = Manifest(index_data_paths(self.data_dir)[0])
+        return self._manifest
+
+    def embedder(self) -> Embedder:
+        """The configured embedding model, loaded once."""
+        if self._embedder is None:
+            if self.embedder_override is not None:
+                self._embedder = self.embedder_override
+            elif self.config.embedding.provider == "hash":
+                self._embedder = HashEmbedder()
+            else:
+                emb = self.config.embedding
+                self._embedder = embedder_from_config(emb.provider, emb.model, emb.url, emb.api_key_env)
+        return self._embedder
+
+    def store(self, *, rebuild: bool = False) -> VectorStore:
+        """The vector store (embedded in the data directory, or the configured server)."""
+        if self._store is None or rebuild:
+            embedder = self.embedder()
+            path = None if self.chroma_url else index_data_paths(self.data_dir)[1]
+            self._store = VectorStore(
+                model_id=embedder.model_id,
+                dim=embedder.dim,
+                path=path,
+                url=self.chroma_url,
+                namespace=str(self.root),
+                rebuild=rebuild,
+            )
+        return self._store
+
+    @property
+    def store_kind(self) -> str:
+        """`server <url>` or `embedded <folder>`, for messages."""
+        if self.chroma_url:
+            return f"server {self.chroma_url}"
+        return f"embedded {index_data_paths(self.data_dir)[1]}"
+
+    def chunker(self) -> Chunker:
+        """A chunker that counts tokens with the model's own tokenizer."""
+        return Chunker(self.embedder().count_tokens)
+
+    def indexer(self, *, rebuild: bool = False) -> Indexer:
+        """The indexer; with `rebuild`, or when the chunker changed since the last build, it starts empty."""
+        manifest = self.manifest
+        built_by = manifest.get_meta("chunker")
+        if rebuild or (built_by is not None and built_by != CHUNKER_VERSION):
+            manifest.reset()
+            self.store(rebuild=True)
+        manifest.set_meta("chunker", CHUNKER_VERSION)
+        return Indexer(self.vault, manifest, self.chunker, self.embedder, self.store)
+
+    def searcher(self) -> Searcher:
+        """A hybrid searcher over this vault's index."""
+        return Searcher(self.manifest, self.embedder, self.store)
+
+    def close(self) -> None:
+        """Close the manifest."""
+        if self._manifest is not None:
+            self._manifest.close()
+            self._manifest = None
+
+
+def add_vault_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every vault command takes."""
+    parser.add_argument("--vault", help="the vault folder (else AGENT_VAULT_PATH, Obsidian, ~/.agent_vault)")
+    parser.add_argument(
+        "--data-dir",
+        help="root of the companion's data (else COMPANION_DATA_DIR, else the platform data dir)",
+    )
+    parser.add_argument(
+        "--chroma-url",
+        help="use a Chroma server (e.g. http://127.0.0.1:8000) instead of the embedded store",
+    )
+
+
+def open_workspace(args: argparse.Namespace) -> Workspace:
+    """Locate the vault and read its config, as the command line and environment say."""
+    location = locate_vault(getattr(args, "vault", None), os.environ)
+    config = load_config(location.path)
+    data_dir = vault_data_dir(location.path, getattr(args, "data_dir", None))
+    url = getattr(args, "chroma_url", None) or config.store.chroma_url
+    return Workspace(location=location, config=config, data_dir=data_dir, chroma_url=url)

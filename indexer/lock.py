@@ -1,0 +1,89 @@
+"""One writer per vault index, enforced with an OS file lock.
+
+Chroma's embedded store is thread-safe but not process-safe, and two indexers on one manifest would undo each
+other's work. The writer takes an exclusive `flock` on a file in the vault's data directory and writes who it is
+into it; a second writer fails at once (never waits) with a message naming the holder. The kernel releases the
+lock when the holder dies, even by `kill -9`, so a crash never leaves a stale lock behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+
+from companion.errors import IndexLockedError
+
+LOCK_NAME = "writer.lock"
+
+
+class WriterLock:
+    """An exclusive, non-blocking lock on a vault's index; use as a context manager."""
+
+    def __init__(self, data_dir: Path, purpose: str | None = None) -> None:
+        self.path = data_dir / LOCK_NAME
+        self.purpose = purpose or " ".join(["companion", *sys.argv[1:]])
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock or raise `IndexLockedError` naming the process that holds it."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise IndexLockedError(self._held_message()) from None
+        info = {"pid": os.getpid(), "purpose": self.purpose, "since": time.time()}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode("utf-8"), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        """Give the lock back."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, 0)
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def holder(self) -> dict[str, object] | None:
+        """Who holds the lock, as written by the holder, or None when nobody says."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8") or "null")
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _held_message(self) -> str:
+        info = self.holder() or {}
+        since = info.get("since")
+        when = (
+            time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(since)))
+            if isinstance(since, int | float)
+            else "an unknown time"
+        )
+        who = f"pid {info.get('pid', '?')} (`{info.get('purpose', 'companion')}`, since {when})"
+        return (
+            f"The index in {self.path.parent} is already being written by {who}. "
+            "Only one process may write it: stop that one, or let it keep the index fresh and run "
+            "read-only commands (recall, doctor) beside it."
+        )
+
+    def __enter__(self) -> WriterLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()

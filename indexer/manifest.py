@@ -1,0 +1,318 @@
+"""The indexer's own record of what is indexed, and the lexical index beside the vectors.
+
+One SQLite file per vault (WAL mode) holds: every indexed note with the stat and hash it was indexed at, every
+chunk id with the hash of its text, an FTS5 table for BM25 over whole notes, the notes that were skipped and why,
+and a `pending` journal of chunk ids whose vectors are being written. Chroma and SQLite cannot share a transaction,
+so the journal is written (and committed) before Chroma is touched and cleared in the same transaction that
+records the result; whatever is left in it after a crash is undone on the next start.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from companion.errors import StoreError
+
+SCHEMA_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    meta_hash TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    note_type TEXT,
+    title TEXT NOT NULL,
+    date TEXT
+);
+CREATE INDEX IF NOT EXISTS notes_hash ON notes(content_hash);
+CREATE TABLE IF NOT EXISTS chunks (
+    id TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    anchor TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    ord INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE TABLE IF NOT EXISTS skipped (
+    path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    reason TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pending (id TEXT PRIMARY KEY);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, body, tokenize = 'porter unicode61');
+"""
+
+
+@dataclass(frozen=True)
+class NoteRecord:
+    """What the manifest remembers of one indexed note."""
+
+    path: str
+    """Vault-relative POSIX path."""
+    mtime_ns: int
+    """Modification time when indexed."""
+    size: int
+    """Size in bytes when indexed."""
+    content_hash: str
+    """SHA-256 of the bytes indexed; empty when the note must be indexed again."""
+    meta_hash: str
+    """Hash of the chunk metadata derived from frontmatter, to notice frontmatter-only edits."""
+    kind: str
+    """Note kind (`conversation`, `memory`, `note`)."""
+    note_type: str | None
+    """Frontmatter `type`, when a single string."""
+    title: str
+    """File name without `.md`."""
+    date: str | None
+    """Frontmatter `date`, when present."""
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    """One chunk id as recorded: enough to decide whether its vector can be kept or reused."""
+
+    id: str
+    """`path#anchor`."""
+    path: str
+    """The note's path."""
+    anchor: str
+    """The id's anchor part."""
+    text_hash: str
+    """SHA-1 of the embedded text."""
+    start_line: int
+    """First line of the chunk's content in the file."""
+    end_line: int
+    """Line after the chunk's content."""
+    ord: int
+    """Position of the chunk in the note."""
+
+
+class Manifest:
+    """The SQLite side of the index. Not thread-safe: one owner thread, as the writer lock ensures."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA busy_timeout=5000")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"The index file {path} is unreadable ({exc}). "
+                "Run `companion index --rebuild` to build it again from the vault."
+            ) from exc
+        if self.get_meta("schema") is None:
+            self.set_meta("schema", SCHEMA_VERSION)
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One atomic write: everything inside commits together or not at all."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def reset(self) -> None:
+        """Forget everything indexed (for a rebuild); the schema stays."""
+        with self.transaction() as db:
+            for table in ("notes", "chunks", "skipped", "pending", "fts"):
+                db.execute(f"DELETE FROM {table}")
+
+    # -- meta ----------------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        """A value of the `meta` table."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a value of the `meta` table."""
+        self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def stats(self) -> dict[str, tuple[int, int]]:
+        """Path to (mtime_ns, size) of every indexed and every skipped note: the cheap restart check."""
+        out = {str(p): (int(m), int(s)) for p, m, s in self._db.execute("SELECT path, mtime_ns, size FROM notes")}
+        for p, m, s in self._db.execute("SELECT path, mtime_ns, size FROM skipped"):
+            out[str(p)] = (int(m), int(s))
+        return out
+
+    def note(self, path: str) -> NoteRecord | None:
+        """The record of one indexed note."""
+        row = self._db.execute(
+            "SELECT path, mtime_ns, size, content_hash, meta_hash, kind, note_type, title, date "
+            "FROM notes WHERE path = ?",
+            (path,),
+        ).fetchone()
+        return None if row is None else NoteRecord(*row)
+
+    def notes(self) -> list[NoteRecord]:
+        """Every indexed note."""
+        rows = self._db.execute(
+            "SELECT path, mtime_ns, size, content_hash, meta_hash, kind, note_type, title, date "
+            "FROM notes ORDER BY path"
+        )
+        return [NoteRecord(*row) for row in rows]
+
+    def paths_with_hash(self, content_hash: str) -> list[str]:
+        """Indexed notes whose bytes hash to `content_hash` (rename candidates)."""
+        rows = self._db.execute("SELECT path FROM notes WHERE content_hash = ?", (content_hash,))
+        return [str(r[0]) for r in rows]
+
+    def chunks(self, path: str) -> list[ChunkRecord]:
+        """The chunks of one note, in order."""
+        rows = self._db.execute(
+            "SELECT id, path, anchor, text_hash, start_line, end_line, ord FROM chunks WHERE path = ? ORDER BY ord",
+            (path,),
+        )
+        return [ChunkRecord(*row) for row in rows]
+
+    def chunk(self, chunk_id: str) -> ChunkRecord | None:
+        """One chunk by id."""
+        row = self._db.execute(
+            "SELECT id, path, anchor, text_hash, start_line, end_line, ord FROM chunks WHERE id = ?",
+            (chunk_id,),
+        ).fetchone()
+        return None if row is None else ChunkRecord(*row)
+
+    def chunk_ids(self) -> set[str]:
+        """Every chunk id the manifest holds."""
+        return {str(r[0]) for r in self._db.execute("SELECT id FROM chunks")}
+
+    def skipped(self) -> list[tuple[str, str]]:
+        """Notes skipped as unreadable, with the reason, by path."""
+        rows = self._db.execute("SELECT path, reason FROM skipped ORDER BY path")
+        return [(str(p), str(r)) for p, r in rows]
+
+    def pending(self) -> list[str]:
+        """Chunk ids left in the journal by an interrupted write."""
+        return [str(r[0]) for r in self._db.execute("SELECT id FROM pending")]
+
+    def counts(self) -> tuple[int, int]:
+        """(notes, chunks) indexed."""
+        notes = self._db.execute("SELECT count(*) FROM notes").fetchone()[0]
+        chunks = self._db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        return int(notes), int(chunks)
+
+    def lexical(self, match: str, limit: int) -> list[tuple[str, float]]:
+        """BM25 over whole notes: (path, score) best first, where a higher score is better."""
+        try:
+            rows = self._db.execute(
+                "SELECT notes.path, -bm25(fts, 2.0, 1.0) AS score FROM fts "
+                "JOIN notes ON notes.id = fts.rowid WHERE fts MATCH ? "
+                "ORDER BY score DESC LIMIT ?",
+                (match, limit),
+            ).fetchall()
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"Lexical search failed for {match!r}: {exc}") from exc
+        return [(str(p), float(s)) for p, s in rows]
+
+    # -- writes (call inside `transaction()`) ---------------------------------------------------
+
+    def journal(self, ids: Iterable[str]) -> None:
+        """Record chunk ids about to be written to or deleted from the vector store; commits at once."""
+        with self.transaction() as db:
+            db.executemany("INSERT OR IGNORE INTO pending(id) VALUES (?)", [(i,) for i in ids])
+
+    def clear_journal(self, db: sqlite3.Connection, ids: Iterable[str]) -> None:
+        """Drop ids from the journal, in the caller's transaction."""
+        db.executemany("DELETE FROM pending WHERE id = ?", [(i,) for i in ids])
+
+    def put_note(
+        self,
+        db: sqlite3.Connection,
+        record: NoteRecord,
+        chunks: Sequence[ChunkRecord],
+        body: str,
+    ) -> None:
+        """Insert or replace a note, its chunks and its lexical entry."""
+        db.execute("DELETE FROM skipped WHERE path = ?", (record.path,))
+        row = db.execute("SELECT id FROM notes WHERE path = ?", (record.path,)).fetchone()
+        values = (
+            record.path,
+            record.mtime_ns,
+            record.size,
+            record.content_hash,
+            record.meta_hash,
+            record.kind,
+            record.note_type,
+            record.title,
+            record.date,
+        )
+        if row is None:
+            cur = db.execute(
+                "INSERT INTO notes(path, mtime_ns, size, content_hash, meta_hash, kind, note_type, "
+                "title, date) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                values,
+            )
+            rowid = cur.lastrowid
+        else:
+            rowid = int(row[0])
+            db.execute(
+                "UPDATE notes SET path = ?, mtime_ns = ?, size = ?, content_hash = ?, meta_hash = ?, "
+                "kind = ?, note_type = ?, title = ?, date = ? WHERE id = ?",
+                (*values, rowid),
+            )
+            db.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        db.execute("INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)", (rowid, record.title, body))
+        db.execute("DELETE FROM chunks WHERE path = ?", (record.path,))
+        db.executemany(
+            "INSERT OR REPLACE INTO chunks(id, path, anchor, text_hash, start_line, end_line, ord) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(c.id, c.path, c.anchor, c.text_hash, c.start_line, c.end_line, c.ord) for c in chunks],
+        )
+
+    def touch_note(self, db: sqlite3.Connection, path: str, mtime_ns: int, size: int) -> None:
+        """Record a new stat for a note whose bytes did not change (a `touch`, a sync tool)."""
+        db.execute("UPDATE notes SET mtime_ns = ?, size = ? WHERE path = ?", (mtime_ns, size, path))
+
+    def delete_note(self, db: sqlite3.Connection, path: str) -> None:
+        """Forget a note, its chunks and its lexical entry."""
+        row = db.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
+        if row is not None:
+            db.execute("DELETE FROM fts WHERE rowid = ?", (int(row[0]),))
+        db.execute("DELETE FROM notes WHERE path = ?", (path,))
+        db.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        db.execute("DELETE FROM skipped WHERE path = ?", (path,))
+
+    def mark_skipped(self, db: sqlite3.Connection, path: str, mtime_ns: int, size: int, reason: str) -> None:
+        """Remember that a note could not be read, so an unchanged broken note is not re-read."""
+        db.execute(
+            "INSERT OR REPLACE INTO skipped(path, mtime_ns, size, reason) VALUES (?, ?, ?, ?)",
+            (path, mtime_ns, size, reason),
+        )
+
+    def forget_chunks(self, db: sqlite3.Connection, ids: Iterable[str]) -> set[str]:
+        """Drop chunk rows and mark their notes for re-indexing; returns the notes' paths."""
+        paths: set[str] = set()
+        for chunk_id in ids:
+            row = db.execute("SELECT path FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
+            path = str(row[0]) if row else chunk_id.rsplit("#", 1)[0]
+            paths.add(path)
+            db.execute("DELETE FROM chunks WHERE id = ?", (chunk_id,))
+        for path in paths:
+            db.execute("UPDATE notes SET content_hash = '', mtime_ns = -1 WHERE path = ?", (path,))
+        return paths

@@ -1,0 +1,90 @@
+"""Keep the index fresh while the vault changes, with `watchfiles`.
+
+Events are batched with a short quiet period, so an editor's atomic save (write a temp file, rename it over the
+note: an add and a delete) arrives as one batch and becomes one update. Folder events are passed on as folders:
+the indexer scans a folder that appeared and drops the notes of one that vanished, which turns a folder rename
+into per-note renames without re-embedding.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import watchfiles
+
+from indexer.sync import Indexer, IndexReport
+
+log = logging.getLogger(__name__)
+
+
+class VaultFilter(watchfiles.BaseFilter):
+    """Drops events under dot-folders (`.obsidian/` churn, `.trash/`, `.git/`) and for non-note files.
+
+    Paths without a `.md` suffix pass when they may be folders, since a vanished folder can no longer be
+    told from a vanished file.
+    """
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.root = root
+
+    def __call__(self, change: watchfiles.Change, path: str) -> bool:
+        try:
+            rel = Path(path).relative_to(self.root)
+        except ValueError:
+            return False
+        if any(part.startswith(".") for part in rel.parts):
+            return False
+        if path.endswith(".md"):
+            return True
+        full = Path(path)
+        return full.is_dir() or not full.exists()
+
+
+def watch(
+    indexer: Indexer,
+    stop: threading.Event,
+    on_batch: Callable[[IndexReport, int], None],
+    *,
+    debounce_ms: int = 1600,
+    step_ms: int = 50,
+    on_ready: Callable[[], None] | None = None,
+) -> None:
+    """Run until `stop` is set: each batch of file events becomes one `Indexer.update`.
+
+    `on_ready` is called once the OS watch is in place, after a catch-up sync of whatever changed between
+    the caller's initial sync and that moment.
+    """
+    root = indexer.vault.root
+    ready = False
+    for changes in watchfiles.watch(
+        root,
+        watch_filter=VaultFilter(root),
+        debounce=debounce_ms,
+        step=step_ms,
+        stop_event=stop,
+        yield_on_timeout=True,
+        rust_timeout=200,
+        raise_interrupt=False,
+    ):
+        if not ready:
+            # The first (possibly empty) yield means the OS watch is live: catch up once, then report.
+            ready = True
+            catch_up = indexer.sync()
+            if catch_up.notes_indexed or catch_up.notes_deleted or catch_up.notes_skipped:
+                on_batch(catch_up, 0)
+            if on_ready:
+                on_ready()
+        if not changes:
+            continue
+        rels = set()
+        for _change, path in changes:
+            try:
+                rels.add(Path(path).relative_to(root).as_posix())
+            except ValueError:
+                continue
+        report = indexer.update(rels)
+        on_batch(report, len(changes))

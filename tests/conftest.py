@@ -1,0 +1,53 @@
+"""Shared fixtures: every test gets its own data root, so no test touches the user's index."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from companion.cli.workspace import Workspace, open_workspace
+from companion.hashembed import HashEmbedder
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+KEPANO = SHARED / "vaults" / "kepano-obsidian"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_data(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMPANION_DATA_DIR", str(tmp_path_factory.mktemp("data")))
+    for name in (
+        "AGENT_VAULT_PATH",
+        "AGENT_OBSIDIAN_DISCOVER",
+        "AGENT_OBSIDIAN_VAULT_NAME_SUBSTRING",
+        "AGENT_OBSIDIAN_REQUIRE_DOT_OBSIDIAN",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    """Write a note (creating folders) and return its path."""
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def workspace(vault: Path, embedder: object | None = None, data_dir: Path | None = None) -> Workspace:
+    """A workspace on `vault` with the given embedder (the hashing one by default)."""
+    ns = argparse.Namespace(vault=str(vault), data_dir=str(data_dir) if data_dir else None, chroma_url=None)
+    ws = open_workspace(ns)
+    ws.embedder_override = embedder if embedder is not None else HashEmbedder()  # type: ignore[assignment]
+    return ws
+
+
+@pytest.fixture
+def hash_ws(tmp_path: Path) -> Iterator[Workspace]:
+    """A workspace on an empty vault in tmp_path, indexed with the hashing embedder."""
+    vault = tmp_path / "vault"
+    (vault / ".obsidian").mkdir(parents=True)
+    ws = workspace(vault)
+    yield ws
+    ws.close()
