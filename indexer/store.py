@@ -43,8 +43,9 @@ class VectorStore:
         if (path is None) == (url is None):
             raise ValueError("give exactly one of path (embedded store) or url (Chroma server)")
         import chromadb  # deferred: importing Chroma costs about a second
+        from chromadb.config import Settings
 
-        settings = chromadb.Settings(anonymized_telemetry=False)
+        settings = Settings(anonymized_telemetry=False)
         self.location = str(path) if path is not None else str(url)
         try:
             if path is not None:

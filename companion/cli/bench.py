@@ -202,7 +202,7 @@ def save_to_searchable(root: Path, saves: int) -> dict[str, Any]:
         word = f"zebraword{i}x{rng.randrange(10**6)}"
         started = time.perf_counter()
         append_paragraph(ws.root / rel, f"**alice:** a new remark about {word} today.")
-        found = _wait_for(lambda rel=rel, word=word: any(h.path == rel for h in searcher.search(word, k=3)), 10.0)
+        found = _wait_for(_finds(searcher, word, rel), 10.0)
         if found is None:
             misses += 1
         else:
@@ -221,6 +221,10 @@ def save_to_searchable(root: Path, saves: int) -> dict[str, Any]:
         "max_ms": round(max(latencies) * 1000, 1) if latencies else None,
         "target_p95_ms": 250,
     }
+
+
+def _finds(searcher: Any, query: str, path: str) -> Callable[[], bool]:
+    return lambda: any(h.path == path for h in searcher.search(query, k=3))
 
 
 def _wait_for(check: Callable[[], bool], timeout: float) -> float | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,13 +97,27 @@ class Workspace:
 
     def indexer(self, *, rebuild: bool = False) -> Indexer:
         """The indexer; with `rebuild`, or when the chunker changed since the last build, it starts empty."""
+        if rebuild:
+            self._wipe()
         manifest = self.manifest
         built_by = manifest.get_meta("chunker")
-        if rebuild or (built_by is not None and built_by != CHUNKER_VERSION):
+        if built_by is not None and built_by != CHUNKER_VERSION:
             manifest.reset()
             self.store(rebuild=True)
         manifest.set_meta("chunker", CHUNKER_VERSION)
         return Indexer(self.vault, manifest, self.chunker, self.embedder, self.store)
+
+    def _wipe(self) -> None:
+        """Delete this vault's index files, even unreadable ones (a rebuild must work on a corrupt index)."""
+        self.close()
+        self._store = None
+        manifest_path, chroma_path = index_data_paths(self.data_dir)
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{manifest_path}{suffix}").unlink(missing_ok=True)
+        if self.chroma_url:
+            self.store(rebuild=True)
+        else:
+            shutil.rmtree(chroma_path, ignore_errors=True)
 
     def searcher(self) -> Searcher:
         """A hybrid searcher over this vault's index."""

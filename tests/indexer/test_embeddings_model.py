@@ -90,10 +90,23 @@ def test_matches_chroma_default_function_on_our_model(
     expected = np.array(chroma(MIXED), dtype=np.float32)
     lengths = embedder.count_tokens(MIXED)
     assert min(lengths) <= 3 and sum(n > 256 for n in lengths) == 2
-    for batch_size in (1, 3, 32):
+    for batch_size, budget in ((1, None), (3, 2048), (32, None), (32, 2048), (32, 300)):
         # Chroma pads every text to 256; we pad each (sorted) batch to its longest text.
-        got = MiniLMEmbedder(embedder.model_dir, batch_size=batch_size).embed(MIXED)
+        got = MiniLMEmbedder(embedder.model_dir, batch_size=batch_size, max_batch_tokens=budget).embed(MIXED)
         assert np.abs(got - expected).max() < TOL
+
+
+def test_batches_respect_count_and_token_budget(embedder: MiniLMEmbedder) -> None:
+    lengths = [5, 300, 40, 40, 256, 7, 100, 100, 100]
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    limited = MiniLMEmbedder(embedder.model_dir, batch_size=3, max_batch_tokens=250)
+    batches = limited._batches(order, lengths)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for batch in batches:
+        width = max(lengths[i] for i in batch)
+        assert len(batch) <= 3
+        assert len(batch) == 1 or len(batch) * width <= 250
+    assert [len(b) for b in batches] == [3, 2, 2, 1, 1]
 
 
 def test_output_follows_input_order(embedder: MiniLMEmbedder) -> None:

@@ -1,0 +1,119 @@
+"""The `companion` command line as a user runs it: real processes, real files, clear errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write
+
+
+def _companion(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "companion", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    write(root, ".companion/companion.yaml", "embedding:\n  provider: hash\n")
+    write(root, "Notes/ski.md", "---\ndate: 2026-02-01\n---\nChamonix in February, budget 1800 euros.\n")
+    write(root, "Notes/garden.md", "Tomatoes want sun.\n")
+    (root / "Notes/broken.md").write_bytes(b"---\n: : :\n  - [\n---\nx\n")
+    return root
+
+
+def test_index_json_summary_and_skipped_notes(vault: Path) -> None:
+    out = _companion("index", "--json", "--vault", str(vault))
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    for key in ("notes_indexed", "notes_skipped", "notes_deleted", "chunks_embedded", "elapsed_s"):
+        assert key in report
+    assert (report["notes_indexed"], report["notes_skipped"]) == (2, 1)
+    assert report["skipped"][0]["path"] == "Notes/broken.md" and report["skipped"][0]["reason"]
+    again = json.loads(_companion("index", "--json", "--vault", str(vault)).stdout)
+    assert (again["notes_indexed"], again["chunks_embedded"]) == (0, 0)
+
+
+def test_human_output_names_the_vault_rule_and_skipped_note(vault: Path) -> None:
+    out = _companion("index", env={"AGENT_VAULT_PATH": str(vault)})
+    assert out.returncode == 0, out.stderr
+    assert "AGENT_VAULT_PATH" in out.stdout
+    assert "skipped Notes/broken.md:" in out.stdout
+
+
+def test_recall_json_shape(vault: Path) -> None:
+    _companion("index", "--vault", str(vault))
+    out = _companion("recall", "Chamonix budget", "--json", "--k", "5", "--vault", str(vault))
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["query"] == "Chamonix budget"
+    first = data["results"][0]
+    assert first["path"] == "Notes/ski.md" and isinstance(first["score"], float)
+    assert first["date"] == "2026-02-01"
+    assert len({r["path"] for r in data["results"]}) == len(data["results"])
+
+
+def test_recall_never_writes_to_the_vault(vault: Path) -> None:
+    _companion("index", "--vault", str(vault))
+    before = {p: p.stat().st_mtime_ns for p in vault.rglob("*")}
+    _companion("recall", "tomatoes", "--vault", str(vault))
+    assert {p: p.stat().st_mtime_ns for p in vault.rglob("*")} == before
+
+
+def test_bad_config_names_file_and_key(vault: Path) -> None:
+    write(vault, ".companion/companion.yaml", "index:\n  inclde: ['*.md']\n")
+    out = _companion("index", "--vault", str(vault))
+    assert out.returncode == 2
+    assert "companion.yaml" in out.stderr and "inclde" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_missing_vault_is_a_clear_error(tmp_path: Path) -> None:
+    out = _companion("index", "--vault", str(tmp_path / "nowhere"))
+    assert out.returncode == 2
+    assert "nowhere" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_corrupt_index_is_explained_and_rebuild_repairs_it(vault: Path) -> None:
+    data = Path(os.environ["COMPANION_DATA_DIR"])
+    _companion("index", "--vault", str(vault))
+    (manifest,) = data.glob("vaults/*/manifest.sqlite")
+    for extra in manifest.parent.glob("manifest.sqlite-*"):
+        extra.unlink()
+    manifest.write_bytes(b"this is not a database" * 100)
+    out = _companion("index", "--vault", str(vault))
+    assert out.returncode == 4
+    assert "--rebuild" in out.stderr and "Traceback" not in out.stderr
+    fixed = _companion("index", "--rebuild", "--json", "--vault", str(vault))
+    assert fixed.returncode == 0, fixed.stderr
+    assert json.loads(fixed.stdout)["notes_indexed"] == 2
+
+
+def test_doctor_reports_rule_model_and_health(vault: Path) -> None:
+    _companion("index", "--vault", str(vault))
+    out = _companion("doctor", "--json", "--vault", str(vault))
+    assert out.returncode == 0, out.stdout
+    report = json.loads(out.stdout)
+    assert report["vault"]["rule"] == "flag"
+    assert report["model"]["id"] == "hash-384"
+    assert report["store"]["orphans"] == report["store"]["missing"] == 0
+    assert [s["path"] for s in report["index"]["skipped"]] == ["Notes/broken.md"]
+
+
+def test_model_mismatch_is_refused_with_advice(vault: Path) -> None:
+    _companion("index", "--vault", str(vault))
+    write(vault, ".companion/companion.yaml", "embedding:\n  provider: minilm\n")
+    out = _companion("recall", "tomatoes", "--vault", str(vault))
+    assert out.returncode == 3
+    assert "hash-384" in out.stderr and "all-MiniLM-L6-v2" in out.stderr and "--rebuild" in out.stderr
