@@ -187,9 +187,7 @@ def _value(hint: Any, node: Node, key: str, source: str, loader: yaml.SafeLoader
 
 
 def _type_name(hint: Any) -> str:
-    return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}.get(
-        hint, str(hint)
-    )
+    return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}.get(hint, str(hint))
 
 
 def _describe(node: Node) -> str:

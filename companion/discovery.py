@@ -43,9 +43,7 @@ class _Candidate:
     open: bool
 
 
-def locate_vault(
-    flag: str | None, env: Mapping[str, str] | None = None, home: Path | None = None
-) -> VaultLocation:
+def locate_vault(flag: str | None, env: Mapping[str, str] | None = None, home: Path | None = None) -> VaultLocation:
     """Find the vault in the documented order; `VaultError` for a bad flag or env path."""
     env = os.environ if env is None else env
     home = Path.home() if home is None else home
@@ -67,9 +65,7 @@ def locate_vault(
 def _existing_folder(raw: str, source: str, home: Path) -> Path:
     path = _expand(raw, home)
     if not path.exists():
-        raise VaultError(
-            f"{source} points to {path}, which does not exist; create the folder or fix it"
-        )
+        raise VaultError(f"{source} points to {path}, which does not exist; create the folder or fix it")
     if not path.is_dir():
         raise VaultError(f"{source} points to {path}, which is a file, not a vault folder")
     return path.resolve()

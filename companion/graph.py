@@ -70,12 +70,7 @@ class VaultGraph:
     def unresolved(self, path: str | None = None) -> list[tuple[str, Link]]:
         """Links that point at no file, as `(source, link)`, for one note or the whole vault."""
         sources = [path] if path is not None else sorted(self._out)
-        return [
-            (source, link)
-            for source in sources
-            for link, target in self._out.get(source, [])
-            if target is None
-        ]
+        return [(source, link) for source in sources for link, target in self._out.get(source, []) if target is None]
 
     def neighbours(self, path: str, hops: int = 2) -> dict[str, int]:
         """Files within `hops` links of `path`, either direction, with distances, nearest first."""

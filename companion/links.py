@@ -46,9 +46,7 @@ class BodyFacts:
     """Headings in file order."""
 
 
-def parse_link_text(
-    inner: str, *, embed: bool = False, line: int = 0, property: str | None = None
-) -> Link:
+def parse_link_text(inner: str, *, embed: bool = False, line: int = 0, property: str | None = None) -> Link:
     """A `Link` from the text inside `[[ ]]`: `target#heading|alias` or `target#^block`."""
     target_part, bar, alias = inner.partition("|")
     # Inside tables Obsidian users write `[[a\|b]]`; outside a table the backslash is left on the
@@ -204,9 +202,7 @@ def _render_tag(self: Any, tokens: list[Token], idx: int, options: Any, env: Any
 
 
 def _escape(text: str) -> str:
-    return (
-        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-    )
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
 def obsidian_plugin(md: MarkdownIt) -> None:
@@ -217,9 +213,7 @@ def obsidian_plugin(md: MarkdownIt) -> None:
     md.inline.ruler.before("link", "block_id", _block_id_rule)
     md.inline.ruler.at("link", _remember_offset(md_link, ("link_open",)))
     md.inline.ruler.at("image", _remember_offset(md_image, ("image",)))
-    md.block.ruler.before(
-        "paragraph", "obsidian_comment", _block_comment_rule, {"alt": ["paragraph"]}
-    )
+    md.block.ruler.before("paragraph", "obsidian_comment", _block_comment_rule, {"alt": ["paragraph"]})
     md.add_render_rule("wikilink", _render_wikilink)
     md.add_render_rule("obsidian_tag", _render_tag)
     md.add_render_rule("obsidian_comment", _render_nothing)
@@ -269,9 +263,7 @@ def extract(body: str, line_offset: int = 0) -> BodyFacts:
             elif child.type in ("link_open", "image"):
                 attr = "href" if child.type == "link_open" else "src"
                 text = child.content if child.type == "image" else _link_text(children, pos)
-                link = markdown_link(
-                    str(child.attrGet(attr) or ""), text, child.type == "image", line
-                )
+                link = markdown_link(str(child.attrGet(attr) or ""), text, child.type == "image", line)
                 if link is not None:
                     links.append(link)
     return BodyFacts(tuple(links), _dedupe(tags), tuple(block_ids), tuple(headings))
@@ -308,9 +300,7 @@ def markdown_link(href: str, text: str, embed: bool, line: int) -> Link | None:
     )
 
 
-def frontmatter_links(
-    frontmatter: Mapping[str, Any], key_lines: Mapping[str, int] | None = None
-) -> list[Link]:
+def frontmatter_links(frontmatter: Mapping[str, Any], key_lines: Mapping[str, int] | None = None) -> list[Link]:
     """Wikilinks in property values (strings, lists, nested mappings), tagged with the property.
 
     A nested value is named by its dotted path (`source.author`); `key_lines` gives the file line of

@@ -25,9 +25,7 @@ def _name(path: str) -> str:
 class LinkResolver:
     """Resolves link targets against a vault's files (notes and attachments) and note aliases."""
 
-    def __init__(
-        self, paths: Iterable[str] = (), aliases: Mapping[str, Iterable[str]] | None = None
-    ) -> None:
+    def __init__(self, paths: Iterable[str] = (), aliases: Mapping[str, Iterable[str]] | None = None) -> None:
         self._paths: set[str] = set()
         self._by_path: dict[str, set[str]] = {}
         self._by_name: dict[str, set[str]] = {}

@@ -127,9 +127,7 @@ class ObsidianVault:
                 problems.append((rel, f"cannot stat: {exc.strerror or exc}"))
                 continue
             if (info.st_dev, info.st_ino) in seen_folders:
-                problems.append(
-                    (rel, "symbolic link to a folder already in the vault (a loop?); skipped")
-                )
+                problems.append((rel, "symbolic link to a folder already in the vault (a loop?); skipped"))
                 continue
             seen_folders.add((info.st_dev, info.st_ino))
             stack.append((folder, rel))
@@ -289,9 +287,7 @@ class ObsidianVault:
                 with os.scandir(day_path) as iterator:
                     names = sorted(e.name for e in iterator if not e.name.startswith("."))
             except OSError as exc:
-                self.problems.append(
-                    (f"{base}/{day}", f"cannot read folder: {exc.strerror or exc}")
-                )
+                self.problems.append((f"{base}/{day}", f"cannot read folder: {exc.strerror or exc}"))
                 continue
             for name in names:
                 if not name.endswith(".md"):
@@ -301,14 +297,10 @@ class ObsidianVault:
                     summaries.append(read_session(rel, self.read_note(rel)))
                 except NoteError as exc:
                     self.problems.append((exc.path, exc.reason))
-        summaries.sort(
-            key=lambda s: (s.when or dt.datetime.min, s.date, s.time, s.path), reverse=True
-        )
+        summaries.sort(key=lambda s: (s.when or dt.datetime.min, s.date, s.time, s.path), reverse=True)
         return summaries
 
-    def _day_folders(
-        self, base: str, folder: Path, since: dt.date | None
-    ) -> list[tuple[str, Path]]:
+    def _day_folders(self, base: str, folder: Path, since: dt.date | None) -> list[tuple[str, Path]]:
         try:
             with os.scandir(folder) as iterator:
                 entries = [(e.name, Path(e.path)) for e in iterator if e.is_dir()]

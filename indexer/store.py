@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -170,3 +171,12 @@ class VectorStore:
             return fn(**kwargs)
         except Exception as exc:
             raise StoreError(f"The vector store at {self.location} failed: {exc}") from exc
+
+
+def remove_embedded_store(path: Path) -> None:
+    """Delete an embedded store's folder, and Chroma's in-process cache of it, so it can be created afresh."""
+    from chromadb.api.client import SharedSystemClient
+
+    # Chroma keeps one system per folder per process; a new client on a deleted folder would reuse it.
+    SharedSystemClient.clear_system_cache()
+    shutil.rmtree(path, ignore_errors=True)

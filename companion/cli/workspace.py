@@ -7,20 +7,20 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from companion.config import CompanionConfig, load_config
 from companion.discovery import VaultLocation, locate_vault
 from companion.embeddings import Embedder, embedder_from_config
+from companion.errors import StoreError
 from companion.hashembed import HashEmbedder
 from companion.locations import vault_data_dir
 from companion.vault import ObsidianVault
 from indexer.chunking import CHUNKER_VERSION, Chunker
 from indexer.manifest import Manifest
 from indexer.search import Searcher
-from indexer.store import VectorStore
+from indexer.store import VectorStore, remove_embedded_store
 from indexer.sync import Indexer, index_data_paths
 
 
@@ -114,10 +114,12 @@ class Workspace:
         manifest_path, chroma_path = index_data_paths(self.data_dir)
         for suffix in ("", "-wal", "-shm"):
             Path(f"{manifest_path}{suffix}").unlink(missing_ok=True)
-        if self.chroma_url:
-            self.store(rebuild=True)
-        else:
-            shutil.rmtree(chroma_path, ignore_errors=True)
+        try:
+            self.store(rebuild=True)  # drop the collection through Chroma itself
+        except StoreError:
+            if self.chroma_url:
+                raise
+            remove_embedded_store(chroma_path)  # unreadable: start from an empty folder
 
     def searcher(self) -> Searcher:
         """A hybrid searcher over this vault's index."""

@@ -69,7 +69,7 @@ def test_watch_in_tmux(vault: Path) -> None:
         timeout=120,
     )
     assert found.returncode == 0, found.stderr
-    assert [r["path"] for r in json.loads(found.stdout)["results"]][0] == "Notes/ski trip.md"
+    assert json.loads(found.stdout)["results"][0]["path"] == "Notes/ski trip.md"
 
     # A second writer is refused at once, naming the one that holds the index.
     second = subprocess.run(

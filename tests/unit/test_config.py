@@ -78,9 +78,7 @@ embedding:
         index=IndexConfig(("Chats/**/*.md", "Memory/*.md"), (), ("Chats",), 0.5),
         sessions=SessionsConfig("agent/sessions"),
         store=StoreConfig("http://127.0.0.1:8000"),
-        embedding=EmbeddingConfig(
-            "openai", "nomic-embed-text", "http://localhost:11434/v1", "OLLAMA_KEY"
-        ),
+        embedding=EmbeddingConfig("openai", "nomic-embed-text", "http://localhost:11434/v1", "OLLAMA_KEY"),
     )
 
 

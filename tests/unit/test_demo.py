@@ -33,11 +33,7 @@ def split(text: str) -> tuple[dict[str, Any], str]:
 
 
 def files(root: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def md(root: Path, folder: str) -> list[Path]:
@@ -59,9 +55,7 @@ def test_counts_match_the_summary_and_the_brief(vault: tuple[Path, DemoSummary])
     assert len(md(root, "Conversations")) == summary.conversations
     assert len(md(root, "Memory")) == summary.memory_notes
     all_md = sorted(root.rglob("*.md"))
-    assert len(all_md) == (
-        summary.sessions + summary.conversations + summary.memory_notes + summary.other_notes
-    )
+    assert len(all_md) == (summary.sessions + summary.conversations + summary.memory_notes + summary.other_notes)
     assert isinstance(json.loads((root / ".obsidian/app.json").read_text()), dict)
     marker = json.loads((root / MARKER).read_text())
     assert marker["counts"]["sessions"] == summary.sessions
@@ -150,11 +144,7 @@ def test_every_link_resolves_except_the_deliberate_dangling_one(
 ) -> None:
     root, _ = vault
     names = {p.stem.lower() for p in root.rglob("*.md")}
-    found = [
-        m.group(1).strip()
-        for path in root.rglob("*.md")
-        for m in LINK.finditer(path.read_text(encoding="utf-8"))
-    ]
+    found = [m.group(1).strip() for path in root.rglob("*.md") for m in LINK.finditer(path.read_text(encoding="utf-8"))]
     targets = set(found)
     assert len(found) > 300 and len(targets) > 75
     dangling = {t for t in targets if t.rsplit("/", 1)[-1].lower() not in names}
@@ -162,9 +152,7 @@ def test_every_link_resolves_except_the_deliberate_dangling_one(
 
 
 @pytest.mark.parametrize("clock", ["00:05:00", "09:30:00", "23:55:00"])
-def test_more_than_three_sessions_of_one_user_in_the_last_two_days(
-    tmp_path: Path, clock: str
-) -> None:
+def test_more_than_three_sessions_of_one_user_in_the_last_two_days(tmp_path: Path, clock: str) -> None:
     now = datetime.fromisoformat(f"2026-03-01T{clock}")
     write_demo_vault(tmp_path, now=now)
     recent: Counter[str] = Counter()

@@ -169,9 +169,7 @@ def test_broken_obsidian_json_is_skipped_with_a_reason(home: Path, content: str)
 
 def test_xdg_config_home(home: Path, tmp_path: Path) -> None:
     vault = make_vault(home / "X")
-    write_obsidian_json(
-        tmp_path / "xdg" / "obsidian" / "obsidian.json", {"1": {"path": str(vault)}}
-    )
+    write_obsidian_json(tmp_path / "xdg" / "obsidian" / "obsidian.json", {"1": {"path": str(vault)}})
     found = locate_vault(None, {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}, home)
     assert found.path == vault
 
@@ -194,9 +192,7 @@ def test_flatpak_snap_and_macos_locations(home: Path, relative: str) -> None:
 
 def test_windows_appdata(home: Path, tmp_path: Path) -> None:
     vault = make_vault(home / "V")
-    write_obsidian_json(
-        tmp_path / "AppData" / "obsidian" / "obsidian.json", {"1": {"path": str(vault)}}
-    )
+    write_obsidian_json(tmp_path / "AppData" / "obsidian" / "obsidian.json", {"1": {"path": str(vault)}})
     assert locate_vault(None, {"APPDATA": str(tmp_path / "AppData")}, home).path == vault
 
 

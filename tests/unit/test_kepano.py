@@ -81,6 +81,4 @@ def test_template_frontmatter_and_aliases(vault: ObsidianVault) -> None:
     template = vault.read_note("Templates/Book Template.md")
     assert template.tags == ("to-read",)
     assert template.note_type is None
-    assert vault.resolver().resolve("botw", "Notes/x.md") == (
-        "References/The Legend of Zelda Breath of the Wild.md"
-    )
+    assert vault.resolver().resolve("botw", "Notes/x.md") == ("References/The Legend of Zelda Breath of the Wild.md")

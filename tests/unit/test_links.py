@@ -17,9 +17,7 @@ def targets(body: str) -> list[str]:
 
 
 def test_plain_alias_heading_block_and_same_note_links() -> None:
-    facts = extract(
-        "See [[Alpha]], [[Beta|the beta]], [[Gamma#Intro]], [[Delta#^quote-1]], [[#Local]]."
-    )
+    facts = extract("See [[Alpha]], [[Beta|the beta]], [[Gamma#Intro]], [[Delta#^quote-1]], [[#Local]].")
     assert facts.links == (
         Link(target="Alpha"),
         Link(target="Beta", alias="the beta"),

@@ -20,9 +20,7 @@ def write(root: Path, rel: str, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def session(
-    user: str, time: str, msg: str, date: str | None = None, chat: str | None = None
-) -> str:
+def session(user: str, time: str, msg: str, date: str | None = None, chat: str | None = None) -> str:
     lines = ["---", f"user_id: {user}", f"time: {time}", f"user_msg: {msg}", "sentinel_msg: ok"]
     if date:
         lines.append(f"date: {date}")

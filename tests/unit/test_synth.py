@@ -31,11 +31,7 @@ def split(text: str) -> tuple[dict[str, Any], str]:
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture(scope="module")
@@ -113,11 +109,7 @@ def test_sessions_have_every_field(vault: tuple[Path, int]) -> None:
 def test_every_link_resolves(vault: tuple[Path, int]) -> None:
     root, _ = vault
     names = {p.stem.lower() for p in root.rglob("*.md")}
-    links = [
-        m.group(1).strip()
-        for p in root.rglob("*.md")
-        for m in LINK.finditer(p.read_text(encoding="utf-8"))
-    ]
+    links = [m.group(1).strip() for p in root.rglob("*.md") for m in LINK.finditer(p.read_text(encoding="utf-8"))]
     assert len(links) > 400
     assert {t for t in links if t.lower() not in names} == set()
 
@@ -159,8 +151,6 @@ def test_append_paragraph_is_atomic_and_keeps_the_note(tmp_path: Path) -> None:
     # A new inode: the file was replaced, not written in place.
     assert note.stat().st_ino != inode
     append_paragraph(note, "\nThird.\n")
-    assert (
-        note.read_text(encoding="utf-8") == "---\ntype: fact\n---\n\nFirst.\n\nSecond.\n\nThird.\n"
-    )
+    assert note.read_text(encoding="utf-8") == "---\ntype: fact\n---\n\nFirst.\n\nSecond.\n\nThird.\n"
     assert stat.S_IMODE(note.stat().st_mode) == 0o640
     assert [p.name for p in tmp_path.iterdir()] == ["Note.md"]
