@@ -175,7 +175,7 @@ class VectorStore:
 
 def remove_embedded_store(path: Path) -> None:
     """Delete an embedded store's folder, and Chroma's in-process cache of it, so it can be created afresh."""
-    from chromadb.api.client import SharedSystemClient
+    from chromadb.api.shared_system_client import SharedSystemClient
 
     # Chroma keeps one system per folder per process; a new client on a deleted folder would reuse it.
     SharedSystemClient.clear_system_cache()
