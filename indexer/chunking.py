@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from companion.notes import Note
 
@@ -51,6 +51,8 @@ class _Block:
     start: int
     end: int
     heading: str
+    section: int = 0
+    tokens: int = 0
 
 
 def text_hash(text: str) -> str:
@@ -95,12 +97,13 @@ class Chunker:
 
     def _conversation(self, note: Note, blocks: list[_Block]) -> list[Chunk]:
         header = _context_line(note, "")
-        units = self._fit(header, blocks)
+        budget = self._budget(header, self.max_tokens)
+        units = self._fit(blocks, budget)
         chunks: list[Chunk] = []
         start = 0
         while start < len(units):
             window = units[start : start + self.window_turns]
-            while len(window) > 1 and not self._fits(header, window):
+            while len(window) > 1 and sum(u.tokens for u in window) > budget:
                 window = window[:-1]
             chunks.append(self._make(note, f"t{start}", header, window))
             if start + len(window) >= len(units):
@@ -114,21 +117,25 @@ class Chunker:
 
     def _sections(self, note: Note, blocks: list[_Block]) -> list[Chunk]:
         chunks: list[Chunk] = []
-        by_heading: dict[str, list[_Block]] = {}
+        sections: dict[int, list[_Block]] = {}
         for block in blocks:
-            by_heading.setdefault(block.heading, []).append(block)
-        for heading, section in by_heading.items():
+            sections.setdefault(block.section, []).append(block)
+        for section in sections.values():
+            heading = section[0].heading
             header = _context_line(note, heading)
-            units = self._fit(header, section)
+            target = self._budget(header, self.target_tokens)
+            units = self._fit(section, self._budget(header, self.max_tokens))
             base = slugify(heading) if heading else "top"
             packed: list[_Block] = []
+            size = 0
             n = 0
             for unit in units:
-                if packed and not self._fits(header, [*packed, unit], self.target_tokens):
+                if packed and size + unit.tokens > target:
                     chunks.append(self._make(note, f"{base}~{n}", header, packed))
                     n += 1
-                    packed = []
+                    packed, size = [], 0
                 packed.append(unit)
+                size += unit.tokens
             if packed:
                 chunks.append(self._make(note, f"{base}~{n}", header, packed))
         if not chunks:
@@ -139,39 +146,46 @@ class Chunker:
 
     # -- shared --------------------------------------------------------------------------------
 
-    def _fits(self, header: str, units: Sequence[_Block], limit: int | None = None) -> bool:
-        return self._count([_join(header, units)])[0] <= (limit or self.max_tokens)
+    def _tokens(self, texts: Sequence[str]) -> list[int]:
+        """Content tokens of each text, without the two special tokens the model adds."""
+        return [max(n - 2, 0) for n in self._count(texts)] if texts else []
 
-    def _fit(self, header: str, blocks: list[_Block]) -> list[_Block]:
-        """Split every block that alone would overflow the window, by sentences and then by words."""
-        if not blocks:
-            return []
-        counts = self._count([_join(header, [b]) for b in blocks])
+    def _budget(self, header: str, limit: int) -> int:
+        """Content tokens left for blocks under `limit` once the header and special tokens are in.
+
+        BERT's tokenizer splits on whitespace first, so the tokens of blocks joined by newlines are the sum
+        of each block's tokens: every text is counted once, never once per candidate window.
+        """
+        return max(limit - 2 - (self._tokens([header])[0] if header else 0), 1)
+
+    def _fit(self, blocks: list[_Block], budget: int) -> list[_Block]:
+        """Count every block, and split each that alone would overflow, by sentences and then by words."""
         out: list[_Block] = []
-        for block, count in zip(blocks, counts, strict=True):
-            if count <= self.max_tokens:
-                out.append(block)
+        for block, tokens in zip(blocks, self._tokens([b.text for b in blocks]), strict=True):
+            if tokens <= budget:
+                out.append(replace(block, tokens=tokens))
             else:
-                out.extend(self._split(header, block))
+                out.extend(self._split(block, min(budget, self.target_tokens)))
         return out
 
-    def _split(self, header: str, block: _Block) -> list[_Block]:
-        pieces = [p for p in _SENTENCE_END.split(block.text) if p.strip()]
-        words: list[str] = []
-        for piece in pieces:
+    def _split(self, block: _Block, budget: int) -> list[_Block]:
+        pieces: list[str] = []
+        for sentence in _SENTENCE_END.split(block.text):
             # A "sentence" with no punctuation can be any length; fall back to words.
-            words.extend([piece] if len(piece) < 400 else piece.split())
+            pieces.extend([sentence] if len(sentence) < 400 else sentence.split())
+        pieces = [p for p in pieces if p.strip()]
         out: list[_Block] = []
         current: list[str] = []
-        for word in words:
-            candidate = " ".join([*current, word])
-            if current and self._count([_join(header, [_Block(candidate, 0, 0, "")])])[0] > (self.target_tokens):
-                out.append(_Block(" ".join(current), block.start, block.end, block.heading))
-                current = [word]
-            else:
-                current.append(word)
+        size = 0
+        for piece, tokens in zip(pieces, self._tokens(pieces), strict=True):
+            if current and size + tokens > budget:
+                out.append(replace(block, text=" ".join(current), tokens=size))
+                current, size = [], 0
+            # A single word longer than the budget stays whole: the model truncates it, nothing is lost.
+            current.append(piece)
+            size += tokens
         if current:
-            out.append(_Block(" ".join(current), block.start, block.end, block.heading))
+            out.append(replace(block, text=" ".join(current), tokens=size))
         return out
 
     def _make(self, note: Note, anchor: str, header: str, units: Sequence[_Block]) -> Chunk:
@@ -229,6 +243,7 @@ def _blocks(body: str, first_line: int) -> list[_Block]:
     """Paragraphs of the body with their line span and enclosing heading; fenced code stays whole."""
     blocks: list[_Block] = []
     heading = ""
+    section = 0
     current: list[str] = []
     start = 0
     in_fence = False
@@ -236,7 +251,7 @@ def _blocks(body: str, first_line: int) -> list[_Block]:
     def flush(end: int) -> None:
         text = "\n".join(current).strip()
         if text:
-            blocks.append(_Block(text, first_line + start, first_line + end, heading))
+            blocks.append(_Block(text, first_line + start, first_line + end, heading, section))
         current.clear()
 
     for i, line in enumerate(body.splitlines()):
@@ -254,6 +269,7 @@ def _blocks(body: str, first_line: int) -> list[_Block]:
         if match:
             flush(i)
             heading = match.group(2)
+            section += 1
             start = i + 1
             continue
         if not line.strip():

@@ -1,0 +1,89 @@
+"""Chunking with the real tokenizer: every chunk fits the model's window, and ids survive edits."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from companion.embeddings import MiniLMEmbedder
+from companion.parse import parse_note
+from indexer.chunking import Chunker
+
+
+@cache
+def _embedder() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+@pytest.fixture(scope="module")
+def chunker() -> Chunker:
+    return Chunker(_embedder().count_tokens)
+
+
+def _note(path: str, body: str, front: str = "") -> object:
+    text = f"---\n{front}---\n{body}" if front else body
+    return parse_note(path, text.encode("utf-8"))
+
+
+def _conversation(turns: list[str]) -> object:
+    body = "\n\n".join(f"**{'alice' if i % 2 == 0 else 'sentinel'}:** {t}" for i, t in enumerate(turns))
+    return _note("Conversations/c.md", body + "\n", "type: conversation\ndate: 2026-03-02\n")
+
+
+def test_conversation_windows_keep_speakers_and_overlap(chunker: Chunker) -> None:
+    chunks = chunker.chunk(_conversation([f"turn number {i} about skiing" for i in range(7)]))
+    assert [c.anchor for c in chunks] == ["t0", "t2", "t4"]
+    assert chunks[0].text.splitlines()[0] == "2026-03-02"
+    assert "**alice:** turn number 0" in chunks[0].text and "**alice:** turn number 2" in chunks[0].text
+    assert "turn number 2" in chunks[1].text  # one turn of overlap
+    assert "turn number 6" in chunks[-1].text
+    assert all(c.id == f"Conversations/c.md#{c.anchor}" for c in chunks)
+
+
+def test_appending_a_turn_changes_only_the_tail(chunker: Chunker) -> None:
+    turns = [f"turn {i} with some words about the kitchen worktop" for i in range(8)]
+    before = {c.id: c.text_hash for c in chunker.chunk(_conversation(turns))}
+    after = {c.id: c.text_hash for c in chunker.chunk(_conversation([*turns, "a brand new turn"]))}
+    changed = {i for i in after if before.get(i) != after[i]}
+    assert 1 <= len(changed) <= 2
+    assert all(before[i] == after[i] for i in before if i in after and i not in changed)
+
+
+def test_sections_by_heading_with_unique_anchors(chunker: Chunker) -> None:
+    body = "Intro text.\n\n# Plan\n\nStep one.\n\n## Notes\n\nA remark.\n\n# Plan\n\nAgain.\n"
+    chunks = chunker.chunk(_note("n.md", body))
+    assert [c.anchor for c in chunks] == ["top~0", "plan~0", "notes~0", "plan~0.1"]
+    assert chunks[1].text.startswith("Plan\n")
+    assert len({c.id for c in chunks}) == len(chunks)
+
+
+def test_an_empty_note_still_has_one_chunk(chunker: Chunker) -> None:
+    (chunk,) = chunker.chunk(_note("Categories/Books.md", ""))
+    assert chunk.anchor == "top~0" and "Books" in chunk.text
+
+
+def test_a_huge_paragraph_is_split_in_linear_time(chunker: Chunker) -> None:
+    paragraph = " ".join(f"word{i % 997} and more, then" for i in range(60_000))  # ~1.7 MB, one paragraph
+    chunks = chunker.chunk(_note("big.md", paragraph))
+    assert len(chunks) > 100
+    assert max(_embedder().count_tokens([c.text for c in chunks])) <= 256
+
+
+words = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=30)
+paragraph = st.lists(words, min_size=1, max_size=120).map(" ".join)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(turns=st.lists(paragraph, min_size=2, max_size=12), conversation=st.booleans())
+def test_no_chunk_ever_exceeds_the_window(chunker: Chunker, turns: list[str], conversation: bool) -> None:
+    note = _conversation(turns) if conversation else _note("n.md", "\n\n".join(turns))
+    chunks = chunker.chunk(note)
+    assert chunks
+    counts = _embedder().count_tokens([c.text for c in chunks])
+    # A single "word" longer than the window is the only thing allowed over it (the model truncates it).
+    for chunk, count in zip(chunks, counts, strict=True):
+        if count > 256:
+            assert len(chunk.text.split()) <= 3, chunk.text[:200]
