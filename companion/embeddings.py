@@ -14,16 +14,18 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
 import numpy as np
 import numpy.typing as npt
-import onnxruntime as ort
-from tokenizers import Tokenizer
 
 from companion.errors import ConfigError, ModelError
 from companion.modelbuild import DIM, MODEL_ID, ONNX_FILES, ensure_model
+
+if TYPE_CHECKING:
+    # onnxruntime, tokenizers and httpx cost about half a second to import; commands that never embed
+    # (a restart with nothing changed) must not pay it, so they are imported where they are used.
+    from tokenizers import Tokenizer
 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _WORDS = re.compile(r"\w+|[^\w\s]")
@@ -102,6 +104,9 @@ class MiniLMEmbedder:
         self.threads = threads or os.cpu_count() or 1
         """onnxruntime's intra-op threads."""
         rebuild = " (delete the folder to have it rebuilt)" if model_dir is None else ""
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
         try:
             self._counter = Tokenizer.from_file(str(folder / "tokenizer.json"))
             self._encoder = Tokenizer.from_file(str(folder / "tokenizer.json"))
@@ -228,6 +233,8 @@ class OpenAIEmbedder:
         """Texts per request."""
         self._dim = dim
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        import httpx
+
         self._client = httpx.Client(timeout=timeout, headers=headers)
 
     @property
@@ -258,6 +265,8 @@ class OpenAIEmbedder:
         self._client.close()
 
     def _request(self, texts: list[str]) -> npt.NDArray[np.float64]:
+        import httpx
+
         try:
             response = self._client.post(self.url, json={"model": self.model, "input": texts})
             response.raise_for_status()

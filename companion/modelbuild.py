@@ -26,8 +26,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import onnx
-from onnx import TensorProto, helper, numpy_helper
 
 from companion.errors import ModelError
 from companion.locations import models_dir
@@ -57,17 +55,6 @@ ONNX_FILES = ("model.onnx", *TOKENIZER_FILES)
 """Every file Chroma's `ONNXMiniLM_L6_V2` checks for in its `onnx` folder."""
 MANIFEST_NAME = "manifest.json"
 """The build record, written at `<dest>/manifest.json` beside the `onnx` folder."""
-
-_LAYERS = 6
-_HIDDEN = 384
-_HEADS = 12
-_HEAD_DIM = _HIDDEN // _HEADS
-_INTERMEDIATE = 1536
-_LN_EPS = 1e-12
-# exp() of a masked score underflows to exactly 0 in float32; the value of BERT's own export.
-_MASK_VALUE = -10000.0
-_OPSET = 17  # first opset with a native LayerNormalization
-_IR_VERSION = 8  # the IR of opset 17: loadable by every onnxruntime the project allows (>=1.17)
 
 _DTYPES: dict[str, str] = {
     "F64": "<f8",
@@ -167,121 +154,6 @@ def read_safetensors(path: Path) -> dict[str, npt.NDArray[Any]]:
     return tensors
 
 
-class _GraphBuilder:
-    """Collects nodes and initializers under unique names, so the encoder reads like its math."""
-
-    def __init__(self, weights: dict[str, npt.NDArray[Any]]) -> None:
-        # Checkpoints saved from BertForX carry a "bert." prefix; the bare BertModel does not.
-        self.weights = {k.removeprefix("bert."): v for k, v in weights.items()}
-        self.nodes: list[onnx.NodeProto] = []
-        self.initializers: list[onnx.TensorProto] = []
-        self._count = 0
-
-    def weight(self, name: str, transpose: bool = False) -> str:
-        try:
-            array = self.weights[name]
-        except KeyError:
-            raise ModelError(f"The weights have no tensor {name!r}: {INSTALL_HINT}.") from None
-        array = np.ascontiguousarray(array.T if transpose else array, dtype=np.float32)
-        self.initializers.append(numpy_helper.from_array(array, name))
-        return name
-
-    def const(self, value: npt.ArrayLike, dtype: npt.DTypeLike = np.float32) -> str:
-        self._count += 1
-        name = f"const_{self._count}"
-        self.initializers.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
-        return name
-
-    def op(self, op_type: str, *inputs: str, **attrs: Any) -> str:
-        self._count += 1
-        out = f"{op_type.lower()}_{self._count}"
-        self.nodes.append(helper.make_node(op_type, list(inputs), [out], name=out, **attrs))
-        return out
-
-    def linear(self, x: str, prefix: str) -> str:
-        # torch keeps Linear weights as [out, in]; MatMul wants [in, out].
-        y = self.op("MatMul", x, self.weight(f"{prefix}.weight", transpose=True))
-        return self.op("Add", y, self.weight(f"{prefix}.bias"))
-
-    def layer_norm(self, x: str, prefix: str) -> str:
-        return self.op(
-            "LayerNormalization",
-            x,
-            self.weight(f"{prefix}.weight"),
-            self.weight(f"{prefix}.bias"),
-            axis=-1,
-            epsilon=_LN_EPS,
-        )
-
-    def heads(self, x: str, perm: list[int]) -> str:
-        split = self.op("Reshape", x, self.const([0, 0, _HEADS, _HEAD_DIM], np.int64))
-        return self.op("Transpose", split, perm=perm)
-
-    def encoder_layer(self, x: str, mask: str, i: int) -> str:
-        p = f"encoder.layer.{i}"
-        q = self.heads(self.linear(x, f"{p}.attention.self.query"), [0, 2, 1, 3])
-        k = self.heads(self.linear(x, f"{p}.attention.self.key"), [0, 2, 3, 1])
-        v = self.heads(self.linear(x, f"{p}.attention.self.value"), [0, 2, 1, 3])
-        scores = self.op("Div", self.op("MatMul", q, k), self.const(math.sqrt(_HEAD_DIM)))
-        probs = self.op("Softmax", self.op("Add", scores, mask), axis=-1)
-        context = self.op("Transpose", self.op("MatMul", probs, v), perm=[0, 2, 1, 3])
-        context = self.op("Reshape", context, self.const([0, 0, _HIDDEN], np.int64))
-        attended = self.linear(context, f"{p}.attention.output.dense")
-        x = self.layer_norm(self.op("Add", attended, x), f"{p}.attention.output.LayerNorm")
-        inner = self.linear(x, f"{p}.intermediate.dense")
-        # Exact GELU, 0.5 * x * (1 + erf(x / sqrt 2)) as BERT's "gelu"; onnxruntime fuses it.
-        erf = self.op("Erf", self.op("Div", inner, self.const(math.sqrt(2.0))))
-        half = self.op("Mul", inner, self.const(0.5))
-        gelu = self.op("Mul", half, self.op("Add", erf, self.const(1.0)))
-        out = self.linear(gelu, f"{p}.output.dense")
-        return self.layer_norm(self.op("Add", out, x), f"{p}.output.LayerNorm")
-
-    def build(self) -> onnx.ModelProto:
-        seq_len = self.op("Gather", self.op("Shape", "input_ids"), self.const(1, np.int64), axis=0)
-        positions = self.op("Range", self.const(0, np.int64), seq_len, self.const(1, np.int64))
-        words = self.op("Gather", self.weight("embeddings.word_embeddings.weight"), "input_ids")
-        places = self.op("Gather", self.weight("embeddings.position_embeddings.weight"), positions)
-        kinds = self.op("Gather", self.weight("embeddings.token_type_embeddings.weight"), "token_type_ids")
-        x = self.op("Add", self.op("Add", words, kinds), places)
-        x = self.layer_norm(x, "embeddings.LayerNorm")
-        # [batch, seq] 1/0 mask -> additive [batch, 1, 1, seq] bias: 0 keeps a key, -10000 drops it.
-        keep = self.op("Cast", "attention_mask", to=TensorProto.FLOAT)
-        drop = self.op("Sub", self.const(1.0), keep)
-        bias = self.op("Mul", drop, self.const(_MASK_VALUE))
-        mask = self.op("Unsqueeze", bias, self.const([1, 2], np.int64))
-        for i in range(_LAYERS):
-            x = self.encoder_layer(x, mask, i)
-        self.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
-        ids = ["batch", "sequence"]
-        graph = helper.make_graph(
-            self.nodes,
-            "bert_encoder",
-            [
-                helper.make_tensor_value_info(name, TensorProto.INT64, ids)
-                for name in ("input_ids", "attention_mask", "token_type_ids")
-            ],
-            [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [*ids, _HIDDEN])],
-            self.initializers,
-        )
-        model = helper.make_model(
-            graph,
-            opset_imports=[helper.make_opsetid("", _OPSET)],
-            producer_name="vault-companion",
-            ir_version=_IR_VERSION,
-        )
-        onnx.checker.check_model(model)
-        return model
-
-
-def build_graph(weights: dict[str, npt.NDArray[Any]]) -> onnx.ModelProto:
-    """The BERT encoder (6 layers, hidden 384, 12 heads, exact GELU) as an ONNX model.
-
-    Inputs `input_ids`, `attention_mask`, `token_type_ids` (int64, [batch, seq]); output
-    `last_hidden_state` (float32, [batch, seq, 384]), the same as Chroma's all-MiniLM-L6-v2 model.
-    """
-    return _GraphBuilder(weights).build()
-
-
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as f:
@@ -323,6 +195,11 @@ def build_model(dest: Path) -> Path:
     try:
         onnx_dir = work / "onnx"
         onnx_dir.mkdir()
+        # Deferred: `onnx` is only needed to build, never to embed.
+        import onnx
+
+        from companion.onnxgraph import OPSET, build_graph
+
         model = build_graph(read_safetensors(source / "model.safetensors"))
         onnx.save_model(model, str(onnx_dir / "model.onnx"))
         for name in TOKENIZER_FILES:
@@ -334,7 +211,7 @@ def build_model(dest: Path) -> Path:
             "source_package": SOURCE_PACKAGE,
             "source_version": _source_version(),
             "builder_version": BUILDER_VERSION,
-            "opset": _OPSET,
+            "opset": OPSET,
         }
         (work / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         _swap_into_place(work, dest)

@@ -64,7 +64,8 @@ def diagnose(ws: Workspace) -> dict[str, Any]:
     }
     try:
         embedder = ws.embedder()
-        report["model"].update({"id": embedder.model_id, "dim": embedder.dim})
+        folder = getattr(embedder, "model_dir", None)
+        report["model"].update({"id": embedder.model_id, "dim": embedder.dim, "path": str(folder) if folder else None})
         store = ws.store()
         ids = store.ids()
         manifest_ids = ws.manifest.chunk_ids()
@@ -97,7 +98,7 @@ def _print(report: dict[str, Any]) -> None:
     cfg = report["config"]
     print(f"config    {cfg['path']}{'' if cfg['exists'] else ' (absent: defaults)'}")
     print(f"data      {report['data_dir']}")
-    print(f"model     {model.get('id', '?')} ({model.get('dim', '?')} dims), cache {model['cache']}")
+    print(f"model     {model.get('id', '?')} ({model.get('dim', '?')} dims) from {model.get('path') or model['cache']}")
     print(f"store     {store['kind']}")
     if "vectors" in store:
         print(f"          {store['vectors']} vectors, {store['orphans']} orphans, {store['missing']} missing")

@@ -20,6 +20,7 @@ DOMAIN_AND_INDEXER = [
     "companion.yamlsafe",
     "companion.hashembed",
     "companion.modelbuild",
+    "companion.onnxgraph",
     "indexer.chunking",
     "indexer.lock",
     "indexer.manifest",
