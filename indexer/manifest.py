@@ -169,6 +169,21 @@ class Manifest:
         ).fetchone()
         return None if row is None else NoteRecord(*row)
 
+    def notes_by_path(self, paths: Sequence[str]) -> dict[str, NoteRecord]:
+        """The records of several notes at once (missing paths are left out)."""
+        out: dict[str, NoteRecord] = {}
+        wanted = list(dict.fromkeys(paths))
+        for start in range(0, len(wanted), 500):  # SQLite's limit on bound parameters
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self._db.execute(
+                "SELECT path, mtime_ns, size, content_hash, meta_hash, kind, note_type, title, date "
+                f"FROM notes WHERE path IN ({marks})",
+                part,
+            )
+            out.update((str(row[0]), NoteRecord(*row)) for row in rows)
+        return out
+
     def notes(self) -> list[NoteRecord]:
         """Every indexed note."""
         rows = self._db.execute(

@@ -38,10 +38,136 @@ class Hit:
     """Frontmatter `date`."""
 
 
+# Words that match nearly every note: BM25 gives them little weight anyway, but each one makes SQLite score
+# every note that holds it, which is most of the cost of a lexical query on a large vault.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
+)
+
+
 def fts_query(text: str) -> str:
-    """An FTS5 MATCH expression that ORs the query's words, quoted so no word is read as syntax."""
-    terms = dict.fromkeys(t.lower() for t in _TERM.findall(text))
-    return " OR ".join(f'"{t}"' for t in terms)
+    """An FTS5 MATCH expression that ORs the query's words, quoted so no word is read as syntax.
+
+    Stopwords are dropped unless the query holds nothing else.
+    """
+    terms = list(dict.fromkeys(t.lower() for t in _TERM.findall(text)))
+    kept = [t for t in terms if t not in STOPWORDS] or terms
+    return " OR ".join(f'"{t}"' for t in kept)
 
 
 class Searcher:
@@ -77,8 +203,12 @@ class Searcher:
         match = fts_query(query)
         lexical = dict(self.manifest.lexical(match, candidates)) if match else {}
         hits: list[Hit] = []
-        for fused in fuse(dense, lexical, dense_weight):
-            record = self.manifest.note(fused.key)
+        ranked = fuse(dense, lexical, dense_weight)
+        records = self.manifest.notes_by_path([f.key for f in ranked[: k * 2]])
+        if len(records) < min(k, len(ranked)):
+            records = self.manifest.notes_by_path([f.key for f in ranked])
+        for fused in ranked:
+            record = records.get(fused.key)
             if record is None:  # written to the store, not yet committed to the manifest
                 continue
             hits.append(

@@ -141,13 +141,11 @@ class VectorStore:
         where: Mapping[str, Any] | None = None,
     ) -> list[tuple[str, float, dict[str, Any]]]:
         """Nearest chunks to one query vector: (id, cosine similarity, metadata), best first."""
-        total = self.count()
-        if total == 0:
-            return []
+        # Chroma returns fewer results when it holds fewer; asking for its count first costs ~10 ms.
         got = self._call(
             self._collection.query,
             query_embeddings=vector.reshape(1, -1),
-            n_results=min(n, total),
+            n_results=n,
             where=dict(where) if where else None,
             include=["distances", "metadatas"],
         )
