@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from companion.cli.workspace import Workspace, open_workspace
 from companion.hashembed import HashEmbedder
@@ -51,3 +53,17 @@ def hash_ws(tmp_path: Path) -> Iterator[Workspace]:
     ws = workspace(vault)
     yield ws
     ws.close()
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    """Frontmatter (read with PyYAML's YAML 1.1 loader, the strictest common reader) and body."""
+    assert text.startswith("---\n")
+    end = text.index("\n---\n", 4)
+    data = yaml.safe_load(text[4:end])
+    assert isinstance(data, dict)
+    return data, text[end + 5 :]
+
+
+def file_tree(root: Path) -> dict[str, bytes]:
+    """Every file under `root` by relative POSIX path, with its bytes."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

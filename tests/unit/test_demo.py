@@ -7,33 +7,19 @@ import re
 from collections import Counter, defaultdict
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
 from companion.demo import MARKER, DemoSummary, is_demo_vault, write_demo_vault
 from companion.demo_content import DANGLING_LINK
 from companion.errors import VaultError
 from companion.notes import MEMORY_TYPES
 from companion.parse import parse_note
+from tests.conftest import file_tree, split_frontmatter
 
 NOW = datetime(2026, 3, 1, 9, 30, 0)
 LINK = re.compile(r"\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
 TIME = re.compile(r"^\d{2}:\d{2}:\d{2}$")
-
-
-def split(text: str) -> tuple[dict[str, Any], str]:
-    """Frontmatter (read with PyYAML's YAML 1.1 loader, the strictest common reader) and body."""
-    assert text.startswith("---\n")
-    end = text.index("\n---\n", 4)
-    data = yaml.safe_load(text[4:end])
-    assert isinstance(data, dict)
-    return data, text[end + 5 :]
-
-
-def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def md(root: Path, folder: str) -> list[Path]:
@@ -67,7 +53,7 @@ def test_sessions_have_every_field_and_sit_in_their_date_folder(
 ) -> None:
     root, _ = vault
     for path in md(root, "ops/sessions"):
-        fm, body = split(path.read_text(encoding="utf-8"))
+        fm, body = split_frontmatter(path.read_text(encoding="utf-8"))
         for key in ("date", "user_id", "chat_id", "time", "user_msg", "sentinel_msg"):
             assert fm.get(key), f"{path}: {key} missing"
         assert str(fm["date"]) == path.parent.name
@@ -85,7 +71,7 @@ def test_sessions_span_about_four_months_three_users_several_chats(
     chats: dict[str, set[str]] = defaultdict(set)
     days: set[date] = set()
     for path in md(root, "ops/sessions"):
-        fm, _ = split(path.read_text(encoding="utf-8"))
+        fm, _ = split_frontmatter(path.read_text(encoding="utf-8"))
         chats[fm["user_id"]].add(fm["chat_id"])
         days.add(fm["date"])
     assert set(chats) == {"alice", "bob", "carol"}
@@ -96,7 +82,7 @@ def test_sessions_span_about_four_months_three_users_several_chats(
 def test_conversation_notes_are_turns_with_speaker_names(vault: tuple[Path, DemoSummary]) -> None:
     root, _ = vault
     for path in md(root, "Conversations"):
-        fm, body = split(path.read_text(encoding="utf-8"))
+        fm, body = split_frontmatter(path.read_text(encoding="utf-8"))
         assert fm["type"] == "conversation"
         for key in ("date", "time", "user_id", "chat_id", "session", "participants", "tags"):
             assert fm.get(key), f"{path}: {key} missing"
@@ -124,7 +110,7 @@ def test_memory_notes_cover_all_six_types_with_confidence(vault: tuple[Path, Dem
     root, _ = vault
     types: Counter[str] = Counter()
     for path in md(root, "Memory"):
-        fm, _ = split(path.read_text(encoding="utf-8"))
+        fm, _ = split_frontmatter(path.read_text(encoding="utf-8"))
         types[fm["type"]] += 1
         assert isinstance(fm["confidence"], float) and 0 <= fm["confidence"] <= 1
         assert fm["tags"]
@@ -135,7 +121,7 @@ def test_people_and_topics_have_aliases(vault: tuple[Path, DemoSummary]) -> None
     root, _ = vault
     for folder in ("People", "Projects"):
         for path in md(root, folder):
-            fm, _ = split(path.read_text(encoding="utf-8"))
+            fm, _ = split_frontmatter(path.read_text(encoding="utf-8"))
             assert fm.get("aliases"), path
 
 
@@ -158,7 +144,7 @@ def test_more_than_three_sessions_of_one_user_in_the_last_two_days(tmp_path: Pat
     recent: Counter[str] = Counter()
     window = {now.date(), now.date() - timedelta(days=1)}
     for path in md(tmp_path, "ops/sessions"):
-        fm, _ = split(path.read_text(encoding="utf-8"))
+        fm, _ = split_frontmatter(path.read_text(encoding="utf-8"))
         when = datetime.fromisoformat(f"{fm['date']}T{fm['time']}")
         assert when <= now
         if fm["date"] in window:
@@ -171,7 +157,7 @@ def test_same_now_and_seed_give_the_same_bytes(tmp_path: Path) -> None:
     write_demo_vault(tmp_path / "a", now=NOW, seed=7)
     write_demo_vault(tmp_path / "b", now=NOW, seed=7)
     write_demo_vault(tmp_path / "c", now=NOW, seed=8)
-    a, b, c = (files(tmp_path / n) for n in "abc")
+    a, b, c = (file_tree(tmp_path / n) for n in "abc")
     assert a == b
     assert a != c
 
@@ -180,7 +166,7 @@ def test_timezone_aware_now_is_read_as_wall_clock(tmp_path: Path) -> None:
     aware = NOW.astimezone()
     write_demo_vault(tmp_path / "a", now=aware.replace(tzinfo=None))
     write_demo_vault(tmp_path / "b", now=aware)
-    assert files(tmp_path / "a") == files(tmp_path / "b")
+    assert file_tree(tmp_path / "a") == file_tree(tmp_path / "b")
 
 
 def test_refuses_a_non_empty_folder_that_is_not_a_demo_vault(tmp_path: Path) -> None:
@@ -201,9 +187,9 @@ def test_rewriting_a_demo_vault_replaces_it_and_keeps_user_files(tmp_path: Path)
     later = NOW + timedelta(days=9)
     write_demo_vault(root, now=later)
     write_demo_vault(tmp_path / "fresh", now=later)
-    rewritten = files(root)
+    rewritten = file_tree(root)
     assert rewritten.pop("Inbox/Idea.md") == b"keep me"
-    assert rewritten == files(tmp_path / "fresh")
+    assert rewritten == file_tree(tmp_path / "fresh")
 
 
 def test_every_note_parses_with_the_companion_parser(vault: tuple[Path, DemoSummary]) -> None:

@@ -22,8 +22,8 @@ def test_fuse_weights_normalised_scores() -> None:
     assert fused["b"].score == pytest.approx(0.5 * 0.5 + 0.5 * 1.0)
     assert fused["d"].score == pytest.approx(0.0) and fused["d"].lexical == 2.0
     assert [f.key for f in fuse(dense, lexical, 0.5)][:2] == ["b", "a"]
-    assert [f.key for f in fuse(dense, lexical, 1.0)][0] == "a"
-    assert [f.key for f in fuse(dense, lexical, 0.0)][0] == "b"
+    assert fuse(dense, lexical, 1.0)[0].key == "a"
+    assert fuse(dense, lexical, 0.0)[0].key == "b"
 
 
 def test_fuse_rejects_a_weight_outside_the_unit_interval() -> None:

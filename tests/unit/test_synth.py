@@ -8,30 +8,17 @@ import stat
 from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
 from companion.errors import VaultError
 from companion.notes import MEMORY_TYPES
 from companion.synth import append_paragraph, write_synthetic_vault
+from tests.conftest import file_tree, split_frontmatter
 
 NOW = datetime(2026, 3, 1, 12, 0, 0)
 LINK = re.compile(r"\[\[([^\]|#]*)")
 TURN = re.compile(r"^\*\*([a-z]+):\*\* \S")
-
-
-def split(text: str) -> tuple[dict[str, Any], str]:
-    assert text.startswith("---\n")
-    end = text.index("\n---\n", 4)
-    data = yaml.safe_load(text[4:end])
-    assert isinstance(data, dict)
-    return data, text[end + 5 :]
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +45,7 @@ def test_mix_of_conversations_memory_and_other_notes(vault: tuple[Path, int]) ->
     kinds: Counter[str] = Counter()
     types: Counter[str] = Counter()
     for path in notes_of(root):
-        fm, _ = split(path.read_text(encoding="utf-8"))
+        fm, _ = split_frontmatter(path.read_text(encoding="utf-8"))
         kind = fm.get("type")
         if kind == "conversation":
             kinds["conversation"] += 1
@@ -77,7 +64,7 @@ def test_conversations_have_fields_and_4_to_20_named_turns(vault: tuple[Path, in
     oldest = NOW
     words: set[str] = set()
     for path in (root / "Conversations").rglob("*.md"):
-        fm, body = split(path.read_text(encoding="utf-8"))
+        fm, body = split_frontmatter(path.read_text(encoding="utf-8"))
         for key in ("date", "time", "user_id", "chat_id", "session", "participants", "tags"):
             assert fm.get(key), f"{path}: {key} missing"
         assert isinstance(fm["time"], str)
@@ -98,7 +85,7 @@ def test_sessions_have_every_field(vault: tuple[Path, int]) -> None:
     root, _ = vault
     recent = 0
     for path in (root / "ops/sessions").rglob("*.md"):
-        fm, _ = split(path.read_text(encoding="utf-8"))
+        fm, _ = split_frontmatter(path.read_text(encoding="utf-8"))
         for key in ("date", "user_id", "chat_id", "time", "user_msg", "sentinel_msg"):
             assert fm.get(key), f"{path}: {key} missing"
         assert str(fm["date"]) == path.parent.name
@@ -118,8 +105,8 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path: Path) -> None:
     write_synthetic_vault(tmp_path / "a", 120, seed=1, now=NOW)
     write_synthetic_vault(tmp_path / "b", 120, seed=1, now=NOW)
     write_synthetic_vault(tmp_path / "c", 120, seed=2, now=NOW)
-    assert tree(tmp_path / "a") == tree(tmp_path / "b")
-    assert tree(tmp_path / "a") != tree(tmp_path / "c")
+    assert file_tree(tmp_path / "a") == file_tree(tmp_path / "b")
+    assert file_tree(tmp_path / "a") != file_tree(tmp_path / "c")
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 13])
