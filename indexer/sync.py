@@ -33,7 +33,9 @@ from indexer.store import VectorStore
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
-"""Called with (notes done, notes to do) while a batch is indexed."""
+"""Called with (chunks done, chunks to write) while notes are indexed."""
+
+_EMBED_SLICE = 64
 
 
 @dataclass
@@ -272,24 +274,25 @@ class Indexer:
                 plans.append(plan)
         moved = {p.moved_from for p in plans if p.moved_from}
 
-        total = len(plans)
+        total = sum(len(p.write) for p in plans)
         done = 0
+
+        def tick(chunks: int) -> None:
+            nonlocal done
+            done += chunks
+            if progress:
+                progress(done, total)
+
         batch: list[_Plan] = []
         size = 0
         for plan in plans:
             batch.append(plan)
             size += len(plan.write)
             if size >= self.batch_chunks:
-                self._commit(batch, report)
-                done += len(batch)
-                if progress:
-                    progress(done, total)
+                self._commit(batch, report, tick)
                 batch, size = [], 0
         if batch:
-            self._commit(batch, report)
-            done += len(batch)
-            if progress:
-                progress(done, total)
+            self._commit(batch, report, tick)
 
         gone = sorted(deleted - moved)
         if gone:
@@ -332,7 +335,7 @@ class Indexer:
         plan.stale = [c.id for c in old if c.id not in new_ids]
         return plan
 
-    def _commit(self, plans: Sequence[_Plan], report: IndexReport) -> None:
+    def _commit(self, plans: Sequence[_Plan], report: IndexReport, tick: Callable[[int], None]) -> None:
         writes = [c for p in plans for c in p.write]
         stale = [i for p in plans for i in p.stale]
         self.manifest.journal([c.id for c in writes] + stale)
@@ -347,12 +350,17 @@ class Indexer:
                     vectors[chunk.id] = kept[donor]
                 else:
                     to_embed.append(chunk)
-        if to_embed:
+        tick(len(writes) - len(to_embed))
+        # Sorted by length so each slice pads little; sliced so progress moves while the model works.
+        to_embed.sort(key=lambda c: len(c.text))
+        for start in range(0, len(to_embed), _EMBED_SLICE):
+            part = to_embed[start : start + _EMBED_SLICE]
             started = time.perf_counter()
-            embedded = self.embedder.embed([c.text for c in to_embed])
+            embedded = self.embedder.embed([c.text for c in part])
             report.embed_s += time.perf_counter() - started
-            for chunk, vector in zip(to_embed, embedded, strict=True):
+            for chunk, vector in zip(part, embedded, strict=True):
                 vectors[chunk.id] = vector
+            tick(len(part))
         report.chunks_embedded += len(to_embed)
         report.chunks_reused += len(writes) - len(to_embed)
         if writes:

@@ -269,3 +269,15 @@ def test_indexer_opens_nothing_heavy_when_nothing_changed(hash_ws: Workspace) ->
     indexer.sync()
     assert indexer._store is None and indexer._embedder is None
     ws.close()
+
+
+def test_progress_counts_chunks_up_to_the_total(hash_ws: Workspace) -> None:
+    for i in range(30):
+        write(hash_ws.root, f"n{i}.md", "\n\n".join(f"paragraph {j} of note {i} " * 30 for j in range(6)))
+    seen: list[tuple[int, int]] = []
+    indexer = hash_ws.indexer()
+    indexer.batch_chunks = 50
+    report = indexer.sync(progress=lambda done, total: seen.append((done, total)))
+    assert len(seen) > 3
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert seen[-1] == (report.chunks_embedded, report.chunks_embedded)
