@@ -141,6 +141,28 @@ FrontmatterLoader.add_constructor(_BOOL, _construct_bool)
 FrontmatterLoader.add_constructor(_TIMESTAMP, _construct_timestamp)
 
 
+_CLoader: Any = None
+if getattr(yaml, "__with_libyaml__", False):
+
+    class _CFrontmatterLoader(yaml.CSafeLoader):
+        """The same rules on libyaml's parser, about five times faster; used only where it cannot differ."""
+
+        construct_mapping = FrontmatterLoader.construct_mapping
+
+        def __init__(self, stream: str, first_line: int = 0) -> None:
+            super().__init__(stream)
+            self.alias_count = 0
+            self.first_line = first_line
+
+    _CFrontmatterLoader.yaml_implicit_resolvers = FrontmatterLoader.yaml_implicit_resolvers
+    _CFrontmatterLoader.yaml_constructors = dict(FrontmatterLoader.yaml_constructors)
+    _CLoader = _CFrontmatterLoader
+
+# libyaml composes aliases out of our sight, and its marks do not keep the source text that unhashable keys
+# fall back to; so text with anchors, aliases, flow mappings or flow/complex keys takes the pure-Python path.
+_NEEDS_PYTHON = re.compile(r"[&*{]|^[ \t-]*[\[?]", re.MULTILINE)
+
+
 @dataclass(frozen=True)
 class Frontmatter:
     """Parsed frontmatter: JSON-safe properties and the file line of each top-level property."""
@@ -157,7 +179,8 @@ def load_frontmatter(text: str, first_line: int = 0) -> Frontmatter:
     `first_line` is the file line of the block's first line, so lines in errors and `key_lines` are
     file lines.
     """
-    loader = FrontmatterLoader(text, first_line)
+    fast = _CLoader is not None and not _NEEDS_PYTHON.search(text)
+    loader: Any = _CLoader(text, first_line) if fast else FrontmatterLoader(text, first_line)
     try:
         node = loader.get_single_node()
         if node is None:

@@ -145,7 +145,7 @@ class Indexer:
         embedder_factory: Callable[[], Embedder],
         store_factory: Callable[[], VectorStore],
         *,
-        batch_chunks: int = 256,
+        batch_chunks: int = 1024,
     ) -> None:
         self.vault = vault
         self.manifest = manifest
