@@ -24,6 +24,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from companion.errors import ConfigError
 from companion.locations import config_path
+from companion.retention import RetentionPolicy
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,10 @@ class IndexConfig:
     """Folders whose notes are conversation notes even without `type: conversation`."""
     max_note_mb: float = 5
     """Notes larger than this many MiB are reported and skipped."""
+
+    def __post_init__(self) -> None:
+        if self.max_note_mb <= 0:
+            raise ValueError("max_note_mb must be more than 0")
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,8 @@ class CompanionConfig:
     """Where the index lives."""
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     """Which embedding model is used."""
+    retention: RetentionPolicy = field(default_factory=RetentionPolicy)
+    """The hot window, decay and recall budgets (seed 000's `RetentionPolicy`)."""
 
     @property
     def max_note_bytes(self) -> int:
@@ -152,7 +159,10 @@ def _build(cls: type[Any], node: Node, prefix: str, source: str, loader: yaml.Sa
         if key in values:
             raise _fail(source, key_node, dotted, "this key is given twice")
         values[key] = _value(hints[key], value_node, dotted, source, loader)
-    return cls(**values)
+    try:
+        return cls(**values)
+    except ValueError as exc:  # a section's own range checks (RetentionPolicy.__post_init__)
+        raise _fail(source, node, prefix, str(exc)) from exc
 
 
 def _value(hint: Any, node: Node, key: str, source: str, loader: yaml.SafeLoader) -> Any:
@@ -178,8 +188,8 @@ def _value(hint: Any, node: Node, key: str, source: str, loader: yaml.SafeLoader
             raise _fail(source, node, key, f"expected one of {choices}, got {data!r}")
         return data
     if hint is float and isinstance(data, int | float) and not isinstance(data, bool):
-        if data <= 0:
-            raise _fail(source, node, key, f"expected a positive number, got {data!r}")
+        if data < 0:
+            raise _fail(source, node, key, f"expected a positive number (or 0), got {data!r}")
         return float(data)
     if hint in (str, int, bool) and type(data) is hint:
         return data

@@ -91,10 +91,10 @@ def test_unknown_key_names_file_line_key_and_allowed_keys(tmp_path: Path) -> Non
 
 
 def test_unknown_top_level_section(tmp_path: Path) -> None:
-    message = error_for(tmp_path, "store: {}\nretention:\n  hot_limit: 3\n")
+    message = error_for(tmp_path, "store: {}\nretension:\n  hot_limit: 3\n")
     assert "line 2" in message
-    assert "'retention'" in message
-    assert "allowed keys: index, sessions, store, embedding" in message
+    assert "'retension'" in message
+    assert "allowed keys: index, sessions, store, embedding, retention" in message
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,8 @@ DOMAIN_AND_INDEXER = [
     "companion.discovery",
     "companion.embeddings",
     "companion.fusion",
+    "companion.decay",
+    "companion.retention",
     "companion.graph",
     "companion.links",
     "companion.notes",

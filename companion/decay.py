@@ -1,0 +1,69 @@
+"""Spaced-repetition decay, exactly as seed 004 gives it, as a pure function of (stats, policy, now).
+
+    decay = clamp(0.5 ** (days_since_access / half_life) + resistance, floor, ceiling)
+    resistance = min(access_count * 0.008, 0.4)
+    never accessed: clamp(0.55 + confidence_lift * confidence, floor, ceiling)
+    score = raw_score * decay
+
+The clock is an argument, so tests freeze time instead of sleeping, and `--as-of` can replay the past.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from companion.retention import RetentionPolicy
+
+SECONDS_PER_DAY = 86_400.0
+
+
+@dataclass(frozen=True)
+class AccessStats:
+    """What the companion remembers of an item's use; kept by the companion, never written into notes."""
+
+    last_accessed_at: datetime | None = None
+    """When the item was last surfaced or opened (timezone-aware), or None if never."""
+    access_count: int = 0
+    """How many times it was surfaced or opened."""
+
+
+@dataclass(frozen=True)
+class Decay:
+    """A decay multiplier with every part it was computed from, so each score can be explained."""
+
+    value: float
+    """The multiplier applied to the raw score, within [floor, ceiling]."""
+    days_since_access: float | None
+    """Days between the last access and `now` (0 for an access in the future), None if never accessed."""
+    curve: float
+    """`0.5 ** (days / half_life)`, or the never-accessed base."""
+    resistance: float
+    """What past accesses added."""
+    lift: float
+    """What the note's confidence added (never-accessed items only)."""
+
+    def apply(self, raw_score: float) -> float:
+        """`score = raw_score * decay`."""
+        return raw_score * self.value
+
+
+def decay(
+    stats: AccessStats,
+    policy: RetentionPolicy,
+    now: datetime,
+    confidence: float | None = None,
+) -> Decay:
+    """The decay multiplier of one item at `now`."""
+    if stats.last_accessed_at is None or stats.access_count <= 0:
+        lift = policy.confidence_lift * min(max(confidence or 0.0, 0.0), 1.0)
+        value = _clamp(policy.never_accessed + lift, policy)
+        return Decay(value, None, policy.never_accessed, 0.0, lift)
+    days = max((now - stats.last_accessed_at).total_seconds() / SECONDS_PER_DAY, 0.0)
+    curve = 0.5 ** (days / policy.half_life_days)
+    resistance = min(stats.access_count * policy.access_resistance, policy.max_resistance)
+    return Decay(_clamp(curve + resistance, policy), days, curve, resistance, 0.0)
+
+
+def _clamp(value: float, policy: RetentionPolicy) -> float:
+    return min(max(value, policy.decay_floor), policy.decay_ceiling)

@@ -1,0 +1,62 @@
+"""The `RetentionPolicy` of seed 000: what stays hot, how fast the rest decays, how much recall may return.
+
+"Three" used to be a literal; here it is a knob, with every other knob the app lets the user tune beside it.
+The policy is a value: loaded from and saved to the vault's `.companion/companion.yaml` (section `retention`),
+passed to pure functions, never mutated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True)
+class RetentionPolicy:
+    """Hot-window size, spaced-repetition decay and recall budgets (defaults from seeds 000 and 004)."""
+
+    hot_limit: int = 3
+    """Sessions kept hot per session key (was the inline `limit=3`)."""
+    hot_window_days: int = 2
+    """Days that count as recent: 2 means today and yesterday (was the literal today + yesterday)."""
+    half_life_days: float = 30.0
+    """Days after which an item's decay multiplier halves (seed 004)."""
+    decay_floor: float = 0.25
+    """The multiplier never goes below this: old but valid notes are never fully suppressed."""
+    decay_ceiling: float = 1.0
+    """The multiplier never goes above this: recent access does not boost past the raw score."""
+    access_resistance: float = 0.008
+    """Added to the multiplier for each past access, up to `max_resistance`."""
+    max_resistance: float = 0.4
+    """The most that past accesses can add (0.4 = 50 accesses at 0.008)."""
+    never_accessed: float = 0.55
+    """The multiplier of an item nobody has recalled or opened yet."""
+    confidence_lift: float = 0.1
+    """Added to `never_accessed` in proportion to a memory note's `confidence` (0..1)."""
+    warm_results: int = 10
+    """How many items the warm tier returns."""
+    token_budget: int = 2000
+    """Hard token budget of an assembled context."""
+    session_timeout_minutes: int = 30
+    """Inactivity after which a new message starts a new session window (seed 001)."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        for name in ("hot_limit", "warm_results", "token_budget", "session_timeout_minutes"):
+            if getattr(self, name) < 1:
+                problems.append(f"{name} must be at least 1")
+        if self.hot_window_days < 0:
+            problems.append("hot_window_days must be 0 or more")
+        if self.half_life_days <= 0:
+            problems.append("half_life_days must be more than 0")
+        if not 0.0 <= self.decay_floor <= self.decay_ceiling <= 1.0:
+            problems.append("decay_floor and decay_ceiling must satisfy 0 <= floor <= ceiling <= 1")
+        for name in ("access_resistance", "max_resistance", "never_accessed", "confidence_lift"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                problems.append(f"{name} must be within 0 and 1")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    @classmethod
+    def knobs(cls) -> tuple[str, ...]:
+        """The names of every field, in declaration order (for the app's knob panel and the CLI)."""
+        return tuple(f.name for f in fields(cls))
