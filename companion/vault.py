@@ -7,6 +7,7 @@ links out of the vault, files that vanish mid-walk, broken notes) are collected 
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import os
@@ -20,6 +21,7 @@ from companion.graph import VaultGraph
 from companion.notes import FileStat, Link, Note
 from companion.parse import KindRules, parse_note, too_large_reason
 from companion.resolve import LinkResolver
+from companion.retention import RetentionPolicy
 from companion.sessions import SessionSummary, read_session
 
 _DAY_FOLDER = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -299,6 +301,43 @@ class ObsidianVault:
                     self.problems.append((exc.path, exc.reason))
         summaries.sort(key=lambda s: (s.when or dt.datetime.min, s.date, s.time, s.path), reverse=True)
         return summaries
+
+    def recent_sessions(
+        self,
+        user_id: str,
+        policy: RetentionPolicy,
+        *,
+        chat_id: str | None = None,
+        now: dt.datetime | None = None,
+    ) -> list[SessionSummary]:
+        """The hot tier (seed 000): the user's newest `policy.hot_limit` sessions of the last
+        `policy.hot_window_days` days (2 = today and yesterday), newest first.
+
+        With `chat_id`, only that session key (`user_id + chat_id`, seed 001) counts; without it the user's
+        chats are pooled. `now` is a parameter so callers replay the past (`--as-of`) and tests freeze time;
+        sessions dated after `now` are not yet "recent".
+        """
+        moment = (now or dt.datetime.now()).replace(tzinfo=None)
+        first_day = moment.date() - dt.timedelta(days=max(policy.hot_window_days - 1, 0))
+        if policy.hot_window_days == 0:
+            return []
+        picked: list[SessionSummary] = []
+        for summary in self.sessions(since=first_day):
+            if summary.user_id != user_id or (chat_id is not None and summary.chat_id != chat_id):
+                continue
+            when = summary.when
+            if when is None or when > moment or when.date() < first_day:
+                continue
+            picked.append(summary)
+            if len(picked) >= policy.hot_limit:
+                break
+        return picked
+
+    async def get_recent_sessions(
+        self, user_id: str, policy: RetentionPolicy, *, chat_id: str | None = None, now: dt.datetime | None = None
+    ) -> list[SessionSummary]:
+        """Seed 000's async signature for `recent_sessions`; the file reads run in a worker thread."""
+        return await asyncio.to_thread(self.recent_sessions, user_id, policy, chat_id=chat_id, now=now)
 
     def _day_folders(self, base: str, folder: Path, since: dt.date | None) -> list[tuple[str, Path]]:
         try:
