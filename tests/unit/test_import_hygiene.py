@@ -11,6 +11,7 @@ DOMAIN_AND_INDEXER = [
     "companion.embeddings",
     "companion.fusion",
     "companion.decay",
+    "companion.access",
     "companion.retention",
     "companion.graph",
     "companion.links",
