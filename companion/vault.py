@@ -161,6 +161,9 @@ class ObsidianVault:
             if entry.name.startswith("."):
                 continue
             child = f"{rel}/{entry.name}" if rel else entry.name
+            if not _valid_name(child):
+                problems.append((child.encode("utf-8", "backslashreplace").decode(), "file name is not valid UTF-8"))
+                continue
             try:
                 is_link = entry.is_symlink()
                 if is_link and not _inside(os.path.realpath(entry.path), root):
@@ -229,6 +232,8 @@ class ObsidianVault:
 
     def read_note(self, rel: str) -> Note:
         """Read and parse one note; `NoteError`, naming the reason, for anything that fails."""
+        if not _valid_name(rel):
+            raise NoteError(rel.encode("utf-8", "backslashreplace").decode(), "file name is not valid UTF-8")
         reason = _unsafe_reason(rel)
         if reason is not None:
             raise NoteError(rel, reason)
@@ -317,7 +322,8 @@ class ObsidianVault:
         chats are pooled. `now` is a parameter so callers replay the past (`--as-of`) and tests freeze time;
         sessions dated after `now` are not yet "recent".
         """
-        moment = (now or dt.datetime.now()).replace(tzinfo=None)
+        # Session stamps are written in the agent's local time without a zone: compare in local time.
+        moment = now.astimezone().replace(tzinfo=None) if now and now.tzinfo else (now or dt.datetime.now())
         first_day = moment.date() - dt.timedelta(days=max(policy.hot_window_days - 1, 0))
         if policy.hot_window_days == 0:
             return []
@@ -396,6 +402,15 @@ class ObsidianVault:
     def backlinks(self, rel: str) -> list[str]:
         """The notes that link to `rel`."""
         return self.graph().backlinks(rel)
+
+
+def _valid_name(rel: str) -> bool:
+    """False for names the OS gave us with undecodable bytes (surrogates): no index or log can store them."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _inside(real_path: str, root: str) -> bool:

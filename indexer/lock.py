@@ -72,8 +72,9 @@ class WriterLock:
         who = f"pid {info.get('pid', '?')} (`{info.get('purpose', 'companion')}`, since {when})"
         return (
             f"The index in {self.path.parent} is already being written by {who}. "
-            "Only one process may write it: stop that one, or let it keep the index fresh and run "
-            "read-only commands (recall, doctor) beside it."
+            "Only one process may write it: stop that one, or let it keep the index fresh. Short read-only "
+            "commands (recall, doctor) may run beside it; for anything long-lived, use a Chroma server "
+            "(`chroma run`, then --chroma-url)."
         )
 
     def __enter__(self) -> WriterLock:

@@ -108,7 +108,8 @@ class Manifest:
         try:
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            # FULL, not NORMAL: the write journal must survive a power cut, not only a killed process.
+            self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA busy_timeout=5000")
             self._db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
@@ -126,19 +127,34 @@ class Manifest:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One atomic write: everything inside commits together or not at all."""
-        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StoreError(f"The index file {self.path} cannot be written: {exc}") from exc
         try:
             yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
+            self._db.execute("COMMIT")
+        except BaseException as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"The index file {self.path} cannot be written: {exc}") from exc
             raise
-        self._db.execute("COMMIT")
 
     def reset(self) -> None:
         """Forget everything indexed (for a rebuild); the schema stays."""
         with self.transaction() as db:
             for table in ("notes", "chunks", "skipped", "pending", "fts"):
                 db.execute(f"DELETE FROM {table}")
+
+    def invalidate(self) -> None:
+        """Make the next sync re-read every note and retry every skipped one (after a settings change).
+
+        Vectors are kept: notes whose chunks come out the same are only touched.
+        """
+        with self.transaction() as db:
+            db.execute("DELETE FROM skipped")
+            db.execute("UPDATE notes SET mtime_ns = -1")
 
     # -- meta ----------------------------------------------------------------------------------
 

@@ -204,12 +204,21 @@ class Indexer:
         known = self.manifest.stats()
         changed: dict[str, FileStat] = {}
         deleted: set[str] = set()
+        scan: dict[str, FileStat] | None = None
         for rel in set(paths):
+            if not _encodable(rel):
+                continue  # an undecodable file name: the scan reports it, nothing can index it
             full = self.vault.root / rel
-            if full.is_dir():
+            try:
+                is_dir = full.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
                 prefix = rel.rstrip("/") + "/"
-                # Folder events are rare (a rename, a paste); a full walk is cheap next to embedding.
-                under = {p: st for p, st in self.vault.scan().items() if p.startswith(prefix)}
+                # Folder events are rare (a rename, a paste); one full walk per batch is cheap next to embedding.
+                if scan is None:
+                    scan = self.vault.scan()
+                under = {p: st for p, st in scan.items() if p.startswith(prefix)}
                 for path, st in under.items():
                     if known.get(path) != (st.mtime_ns, st.size):
                         changed[path] = st
@@ -367,7 +376,8 @@ class Indexer:
             self.store.upsert(
                 [c.id for c in writes],
                 np.stack([vectors[c.id] for c in writes]).astype(np.float32),
-                [{**p.meta, "anchor": c.anchor, "start_line": c.start_line} for p in plans for c in p.write],
+                # Line numbers stay in the manifest only: an edit above a chunk moves them without a re-upsert.
+                [{**p.meta, "anchor": c.anchor} for p in plans for c in p.write],
             )
         if stale:
             self.store.delete(stale)
@@ -429,6 +439,14 @@ class Indexer:
         # Frontmatter values are searchable too (people, tags, topics), after the body.
         extras = " ".join(str(v) for k, v in note.frontmatter.items() if k not in {"date", "time"} and v)
         return f"{note.body}\n{extras}" if extras else note.body
+
+
+def _encodable(rel: str) -> bool:
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def index_data_paths(data_dir: Path) -> tuple[Path, Path]:

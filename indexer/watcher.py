@@ -41,7 +41,10 @@ class VaultFilter(watchfiles.BaseFilter):
         if path.endswith(".md"):
             return True
         full = Path(path)
-        return full.is_dir() or not full.exists()
+        try:
+            return full.is_dir() or not full.exists()
+        except OSError:  # unreadable: let the indexer look and report it
+            return True
 
 
 def watch(

@@ -6,6 +6,7 @@ Everything heavy (the model, Chroma) is built on first use, so commands that do 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +106,14 @@ class Workspace:
             manifest.reset()
             self.store(rebuild=True)
         manifest.set_meta("chunker", CHUNKER_VERSION)
+        # Settings that change how a note is read (size limit, which notes are conversations) do not change
+        # its file, so the stat check alone would never apply them: re-read everything when they change.
+        settings = json.dumps(
+            [self.config.max_note_bytes, self.config.sessions.folder, list(self.config.index.conversation_folders)]
+        )
+        if manifest.get_meta("settings") not in (None, settings):
+            manifest.invalidate()
+        manifest.set_meta("settings", settings)
         return Indexer(self.vault, manifest, self.chunker, self.embedder, self.store)
 
     def _wipe(self) -> None:

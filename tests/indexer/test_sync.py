@@ -281,3 +281,33 @@ def test_progress_counts_chunks_up_to_the_total(hash_ws: Workspace) -> None:
     assert len(seen) > 3
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
     assert seen[-1] == (report.chunks_embedded, report.chunks_embedded)
+
+
+def test_a_file_name_that_is_not_utf8_is_reported_not_fatal(hash_ws: Workspace) -> None:
+    write(hash_ws.root, "good.md", "a good note\n")
+    bad = os.fsencode(hash_ws.root) + b"/caf\xe9.md"
+    with open(bad, "wb") as fh:
+        fh.write(b"latin-1 named note\n")
+    report = hash_ws.indexer().sync()
+    assert report.notes_indexed == 1
+    assert any("not valid UTF-8" in reason for _, reason in hash_ws.vault.problems)
+    indexer = hash_ws.indexer()
+    assert indexer.update({os.fsdecode(b"caf\xe9.md")}).notes_indexed == 0  # a watcher event for it too
+
+
+def test_raising_the_size_limit_retries_skipped_notes(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    write(vault, ".companion/companion.yaml", "index:\n  max_note_mb: 0.001\n")
+    write(vault, "big.md", "word " * 400)
+    write(vault, "small.md", "tiny\n")
+    ws = workspace(vault)
+    first = ws.indexer().sync()
+    assert [p for p, _ in first.skipped] == ["big.md"]
+    ws.close()
+    write(vault, ".companion/companion.yaml", "index:\n  max_note_mb: 1\n")
+    ws = workspace(vault)
+    again = ws.indexer().sync()
+    assert (again.notes_indexed, again.notes_unchanged) == (1, 1)  # small.md is only re-read, not re-embedded
+    assert again.chunks_embedded == len(ws.manifest.chunks("big.md")) >= 1
+    assert ws.manifest.skipped() == []
+    ws.close()

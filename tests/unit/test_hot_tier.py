@@ -75,3 +75,11 @@ def test_seed_async_signature(tmp_path: Path) -> None:
     vault = _vault(tmp_path)
     hot = asyncio.run(vault.get_recent_sessions("alice", RetentionPolicy(), now=NOW))
     assert hot == vault.recent_sessions("alice", RetentionPolicy(), now=NOW)
+
+
+def test_an_aware_now_is_compared_in_local_time(tmp_path: Path) -> None:
+    vault = _vault(tmp_path)
+    aware = NOW.astimezone()  # the same instant, with the local zone attached
+    assert vault.recent_sessions("alice", RetentionPolicy(), now=aware) == vault.recent_sessions(
+        "alice", RetentionPolicy(), now=NOW
+    )
