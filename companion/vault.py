@@ -161,7 +161,7 @@ class ObsidianVault:
             if entry.name.startswith("."):
                 continue
             child = f"{rel}/{entry.name}" if rel else entry.name
-            if not _valid_name(child):
+            if not valid_name(child):
                 problems.append((child.encode("utf-8", "backslashreplace").decode(), "file name is not valid UTF-8"))
                 continue
             try:
@@ -232,7 +232,7 @@ class ObsidianVault:
 
     def read_note(self, rel: str) -> Note:
         """Read and parse one note; `NoteError`, naming the reason, for anything that fails."""
-        if not _valid_name(rel):
+        if not valid_name(rel):
             raise NoteError(rel.encode("utf-8", "backslashreplace").decode(), "file name is not valid UTF-8")
         reason = _unsafe_reason(rel)
         if reason is not None:
@@ -404,7 +404,7 @@ class ObsidianVault:
         return self.graph().backlinks(rel)
 
 
-def _valid_name(rel: str) -> bool:
+def valid_name(rel: str) -> bool:
     """False for names the OS gave us with undecodable bytes (surrogates): no index or log can store them."""
     try:
         rel.encode("utf-8")

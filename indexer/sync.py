@@ -25,7 +25,7 @@ import numpy.typing as npt
 from companion.embeddings import Embedder
 from companion.errors import NoteError
 from companion.notes import FileStat, Note
-from companion.vault import ObsidianVault
+from companion.vault import ObsidianVault, valid_name
 from indexer.chunking import Chunk, Chunker
 from indexer.manifest import ChunkRecord, Manifest, NoteRecord
 from indexer.store import VectorStore
@@ -206,7 +206,7 @@ class Indexer:
         deleted: set[str] = set()
         scan: dict[str, FileStat] | None = None
         for rel in set(paths):
-            if not _encodable(rel):
+            if not valid_name(rel):
                 continue  # an undecodable file name: the scan reports it, nothing can index it
             full = self.vault.root / rel
             try:
@@ -439,14 +439,6 @@ class Indexer:
         # Frontmatter values are searchable too (people, tags, topics), after the body.
         extras = " ".join(str(v) for k, v in note.frontmatter.items() if k not in {"date", "time"} and v)
         return f"{note.body}\n{extras}" if extras else note.body
-
-
-def _encodable(rel: str) -> bool:
-    try:
-        rel.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def index_data_paths(data_dir: Path) -> tuple[Path, Path]:
