@@ -15,7 +15,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -71,21 +71,10 @@ class IndexReport:
 
     def merge(self, other: IndexReport) -> None:
         """Add another report's counts to this one (batches of a watch session)."""
-        for name in (
-            "notes_seen",
-            "notes_indexed",
-            "notes_unchanged",
-            "notes_renamed",
-            "notes_deleted",
-            "notes_skipped",
-            "chunks_embedded",
-            "chunks_reused",
-            "chunks_deleted",
-            "recovered",
-        ):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.elapsed_s += other.elapsed_s
-        self.embed_s += other.embed_s
+        # Every field is a count or a duration except the list of skipped notes: derive, don't list them.
+        for f in fields(self):
+            if f.name != "skipped":
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
         self.skipped.extend(other.skipped)
 
     def as_dict(self) -> dict[str, Any]:

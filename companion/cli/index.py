@@ -7,7 +7,6 @@ import logging
 import signal
 import sys
 import threading
-import time
 from types import FrameType
 from typing import Any
 
@@ -63,7 +62,6 @@ def _watch(ws: Workspace, indexer: Indexer, as_json: bool) -> int:
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
     total = IndexReport()
-    failed_at: float | None = None
 
     def on_batch(report: IndexReport, events: int) -> None:
         total.merge(report)
@@ -96,10 +94,7 @@ def _watch(ws: Workspace, indexer: Indexer, as_json: bool) -> int:
             # The store or the model failed mid-batch; the journal keeps the index consistent, and the
             # next attempt's catch-up sync redoes what was lost.
             log.error("%s (retrying in %.0f s)", exc, RETRY_S)
-            failed_at = time.monotonic()
             stop.wait(RETRY_S)
-    if failed_at is not None:
-        log.info("last error at %.0f s before stop", time.monotonic() - failed_at)
     if as_json:
         print_json({"event": "stopped", **total.as_dict()})
     else:
