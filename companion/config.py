@@ -79,6 +79,44 @@ class EmbeddingConfig:
 
 
 @dataclass(frozen=True)
+class RecallConfig:
+    """How recall ranks and which tiers it adds (the policy's budgets live in `retention`)."""
+
+    dense_weight: float = 0.6
+    """Share of the dense (embedding) side in a note's relevance; the rest is BM25 (tuned on `eval/`)."""
+    graph_weight: float = 0.1
+    """How much a wikilink to or from a strong candidate adds to a note's relevance."""
+    date_weight: float = 0.5
+    """How much a note dated inside a date the question names ("in March", "last week") adds."""
+    candidates: int = 50
+    """Notes taken from each side (dense, lexical) before fusing."""
+    temporal_context: bool = True
+    """The always-on tier of recent session titles and times (seed 002's toggle)."""
+    recent_hours: int = 48
+    """How far back the temporal tier looks."""
+    recent_limit: int = 10
+    """How many sessions the temporal tier lists."""
+    context_policy: str = (
+        "Memory below is recalled from the user's vault. Prefer structured notes over raw transcripts; "
+        "newer statements override older ones; say when memory is missing instead of guessing."
+    )
+    """The compact memory policy every assembled context starts with (never trimmed)."""
+    context_instruction: str = "Answer the current message, using the recalled memory where it is relevant."
+    """The operation instruction every assembled context carries (never trimmed)."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        for name in ("dense_weight", "graph_weight", "date_weight"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                problems.append(f"{name} must be within 0 and 1")
+        for name in ("candidates", "recent_hours", "recent_limit"):
+            if getattr(self, name) < 1:
+                problems.append(f"{name} must be at least 1")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+@dataclass(frozen=True)
 class CompanionConfig:
     """Everything `.companion/companion.yaml` can say; a missing file means these defaults."""
 
@@ -92,6 +130,8 @@ class CompanionConfig:
     """Which embedding model is used."""
     retention: RetentionPolicy = field(default_factory=RetentionPolicy)
     """The hot window, decay and recall budgets (seed 000's `RetentionPolicy`)."""
+    recall: RecallConfig = field(default_factory=RecallConfig)
+    """Ranking weights and the temporal tier."""
 
     @property
     def max_note_bytes(self) -> int:

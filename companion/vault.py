@@ -18,6 +18,7 @@ from pathlib import Path
 from companion.config import CompanionConfig, compile_globs, load_config
 from companion.errors import NoteError, VaultError
 from companion.graph import VaultGraph
+from companion.hot import local_moment, partition_hot, window_start
 from companion.notes import FileStat, Link, Note
 from companion.parse import KindRules, parse_note, too_large_reason
 from companion.resolve import LinkResolver
@@ -323,21 +324,9 @@ class ObsidianVault:
         sessions dated after `now` are not yet "recent".
         """
         # Session stamps are written in the agent's local time without a zone: compare in local time.
-        moment = now.astimezone().replace(tzinfo=None) if now and now.tzinfo else (now or dt.datetime.now())
-        first_day = moment.date() - dt.timedelta(days=max(policy.hot_window_days - 1, 0))
-        if policy.hot_window_days == 0:
-            return []
-        picked: list[SessionSummary] = []
-        for summary in self.sessions(since=first_day):
-            if summary.user_id != user_id or (chat_id is not None and summary.chat_id != chat_id):
-                continue
-            when = summary.when
-            if when is None or when > moment or when.date() < first_day:
-                continue
-            picked.append(summary)
-            if len(picked) >= policy.hot_limit:
-                break
-        return picked
+        moment = local_moment(now)
+        recent = self.sessions(since=window_start(policy, moment))
+        return list(partition_hot(recent, policy, moment, user_id=user_id, chat_id=chat_id).hot)
 
     async def get_recent_sessions(
         self, user_id: str, policy: RetentionPolicy, *, chat_id: str | None = None, now: dt.datetime | None = None

@@ -9,15 +9,19 @@ records the result; whatever is left in it after a crash is undone on the next s
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from companion.errors import StoreError
+from companion.scope import COLUMN_FIELDS, Scope
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+"""2 added `fields` and `links` to `notes`, so recall filters, dates and the graph need no file reads."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -31,9 +35,13 @@ CREATE TABLE IF NOT EXISTS notes (
     kind TEXT NOT NULL,
     note_type TEXT,
     title TEXT NOT NULL,
-    date TEXT
+    date TEXT,
+    fields TEXT NOT NULL DEFAULT '{}',
+    links TEXT NOT NULL DEFAULT '[]'
 );
 CREATE INDEX IF NOT EXISTS notes_hash ON notes(content_hash);
+CREATE INDEX IF NOT EXISTS notes_date ON notes(date);
+CREATE INDEX IF NOT EXISTS notes_title ON notes(title COLLATE NOCASE);
 CREATE TABLE IF NOT EXISTS chunks (
     id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
@@ -77,6 +85,22 @@ class NoteRecord:
     """File name without `.md`."""
     date: str | None
     """Frontmatter `date`, when present."""
+    fields_json: str = "{}"
+    """The note's frontmatter as JSON (dates as ISO strings), for filters and recall without reading the file."""
+    links_json: str = "[]"
+    """The targets of the note's links as written (no heading, block or alias), as a JSON list."""
+
+    @property
+    def frontmatter(self) -> dict[str, Any]:
+        """The frontmatter as a dict (empty when it was not a mapping)."""
+        value = json.loads(self.fields_json or "{}")
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def link_targets(self) -> list[str]:
+        """The link targets as written."""
+        value = json.loads(self.links_json or "[]")
+        return [str(v) for v in value] if isinstance(value, list) else []
 
 
 @dataclass(frozen=True)
@@ -99,6 +123,50 @@ class ChunkRecord:
     """Position of the chunk in the note."""
 
 
+_COLUMNS = "path, mtime_ns, size, content_hash, meta_hash, kind, note_type, title, date, fields, links"
+
+
+def scope_sql(scope: Scope | None) -> tuple[str, list[str]]:
+    """A scope as an SQL condition on the `notes` table (empty when it filters nothing) and its parameters."""
+    if scope is None or scope.empty:
+        return "", []
+    conds: list[str] = []
+    params: list[str] = []
+    for key, value in scope.where:
+        if key in COLUMN_FIELDS:
+            column = {
+                "kind": "notes.kind",
+                "type": "coalesce(notes.note_type, '')",
+                "path": "notes.path",
+                "title": "notes.title",
+                "date": "substr(coalesce(notes.date, ''), 1, 10)",
+            }[key]
+            conds.append(f"lower({column}) = lower(?)")
+            params.append(value)
+        else:
+            # A list field holds when one item matches; json_each walks a scalar as a single row.
+            conds.append(
+                "EXISTS (SELECT 1 FROM json_each(notes.fields, ?) AS j WHERE "
+                "lower(CASE WHEN j.type IN ('true', 'false') THEN j.type ELSE CAST(j.value AS TEXT) END) = lower(?))"
+            )
+            params.extend([_json_path(key), value])
+    if scope.since is not None:
+        conds.append("notes.date IS NOT NULL AND substr(notes.date, 1, 10) >= ?")
+        params.append(scope.since.isoformat())
+    if scope.until is not None:
+        conds.append("(coalesce(notes.date, '') = '' OR substr(notes.date, 1, 10) <= ?)")
+        params.append(scope.until.isoformat())
+    if scope.path_glob:
+        conds.append("notes.path GLOB ?")
+        params.append(scope.path_glob)
+    return " AND ".join(conds), params
+
+
+def _json_path(key: str) -> str:
+    escaped = key.replace("\\", "\\\\").replace('"', '\\"')
+    return f'$."{escaped}"'
+
+
 class Manifest:
     """The SQLite side of the index. Not thread-safe: one owner thread, as the writer lock ensures."""
 
@@ -119,6 +187,19 @@ class Manifest:
             ) from exc
         if self.get_meta("schema") is None:
             self.set_meta("schema", SCHEMA_VERSION)
+        elif self.get_meta("schema") == "1":
+            self._upgrade_from_1()
+
+    def _upgrade_from_1(self) -> None:
+        # Vectors stay valid; only the new columns must be filled, so every note is re-read (not re-embedded).
+        with self.transaction() as db:
+            have = {str(r[1]) for r in db.execute("PRAGMA table_info(notes)")}
+            if "fields" not in have:
+                db.execute("ALTER TABLE notes ADD COLUMN fields TEXT NOT NULL DEFAULT '{}'")
+            if "links" not in have:
+                db.execute("ALTER TABLE notes ADD COLUMN links TEXT NOT NULL DEFAULT '[]'")
+            db.execute("UPDATE notes SET mtime_ns = -1, content_hash = ''")
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
 
     def close(self) -> None:
         """Close the database."""
@@ -179,7 +260,7 @@ class Manifest:
     def note(self, path: str) -> NoteRecord | None:
         """The record of one indexed note."""
         row = self._db.execute(
-            "SELECT path, mtime_ns, size, content_hash, meta_hash, kind, note_type, title, date "
+            "SELECT path, mtime_ns, size, content_hash, meta_hash, kind, note_type, title, date, fields, links "
             "FROM notes WHERE path = ?",
             (path,),
         ).fetchone()
@@ -193,7 +274,7 @@ class Manifest:
             part = wanted[start : start + 500]
             marks = ",".join("?" * len(part))
             rows = self._db.execute(
-                "SELECT path, mtime_ns, size, content_hash, meta_hash, kind, note_type, title, date "
+                "SELECT path, mtime_ns, size, content_hash, meta_hash, kind, note_type, title, date, fields, links "
                 f"FROM notes WHERE path IN ({marks})",
                 part,
             )
@@ -203,7 +284,7 @@ class Manifest:
     def notes(self) -> list[NoteRecord]:
         """Every indexed note."""
         rows = self._db.execute(
-            "SELECT path, mtime_ns, size, content_hash, meta_hash, kind, note_type, title, date "
+            "SELECT path, mtime_ns, size, content_hash, meta_hash, kind, note_type, title, date, fields, links "
             "FROM notes ORDER BY path"
         )
         return [NoteRecord(*row) for row in rows]
@@ -248,18 +329,59 @@ class Manifest:
         chunks = self._db.execute("SELECT count(*) FROM chunks").fetchone()[0]
         return int(notes), int(chunks)
 
-    def lexical(self, match: str, limit: int) -> list[tuple[str, float]]:
+    def lexical(self, match: str, limit: int, scope: Scope | None = None) -> list[tuple[str, float]]:
         """BM25 over whole notes: (path, score) best first, where a higher score is better."""
+        where, params = scope_sql(scope) if scope is not None and not scope.empty else ("", [])
         try:
             rows = self._db.execute(
                 "SELECT notes.path, -bm25(fts, 2.0, 1.0) AS score FROM fts "
                 "JOIN notes ON notes.id = fts.rowid WHERE fts MATCH ? "
-                "ORDER BY score DESC LIMIT ?",
-                (match, limit),
+                + (f"AND {where} " if where else "")
+                + "ORDER BY score DESC LIMIT ?",
+                (match, *params, limit),
             ).fetchall()
         except sqlite3.OperationalError as exc:
             raise StoreError(f"Lexical search failed for {match!r}: {exc}") from exc
         return [(str(p), float(s)) for p, s in rows]
+
+    def paths_in_scope(self, scope: Scope) -> set[str]:
+        """The indexed notes a scope lets through."""
+        where, params = scope_sql(scope)
+        rows = self._db.execute(f"SELECT path FROM notes WHERE {where or '1'}", params)
+        return {str(r[0]) for r in rows}
+
+    def dated(self, first_day: str, last_day: str, kinds: Sequence[str] = ("conversation",)) -> list[NoteRecord]:
+        """Notes of the given kinds whose `date` falls within `[first_day, last_day]` (ISO days), any order."""
+        marks = ",".join("?" * len(kinds))
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM notes WHERE date >= ? AND substr(date, 1, 10) <= ? AND kind IN ({marks})",
+            (first_day, last_day, *kinds),
+        )
+        return [NoteRecord(*row) for row in rows]
+
+    def latest_of_type(self, note_type: str, until_day: str | None = None) -> NoteRecord | None:
+        """The newest dated note whose `type` is `note_type` (case-insensitive), on or before `until_day`."""
+        row = self._db.execute(
+            f"SELECT {_COLUMNS} FROM notes WHERE lower(coalesce(note_type, '')) = lower(?) "
+            "AND coalesce(date, '') != '' AND substr(date, 1, 10) <= ? ORDER BY date DESC, path LIMIT 1",
+            (note_type, until_day or "9999-12-31"),
+        ).fetchone()
+        return None if row is None else NoteRecord(*row)
+
+    def titled(self, titles: Iterable[str]) -> dict[str, list[str]]:
+        """Lower-cased title to the paths of the notes with that file name (for resolving link targets)."""
+        wanted = list(dict.fromkeys(t.casefold() for t in titles))
+        out: dict[str, list[str]] = {}
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self._db.execute(
+                f"SELECT title, path FROM notes WHERE title COLLATE NOCASE IN ({marks}) ORDER BY length(path), path",
+                part,
+            )
+            for title, path in rows:
+                out.setdefault(str(title).casefold(), []).append(str(path))
+        return out
 
     # -- writes (call inside `transaction()`) ---------------------------------------------------
 
@@ -292,11 +414,13 @@ class Manifest:
             record.note_type,
             record.title,
             record.date,
+            record.fields_json,
+            record.links_json,
         )
         if row is None:
             cur = db.execute(
                 "INSERT INTO notes(path, mtime_ns, size, content_hash, meta_hash, kind, note_type, "
-                "title, date) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "title, date, fields, links) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 values,
             )
             rowid = cur.lastrowid
@@ -304,7 +428,7 @@ class Manifest:
             rowid = int(row[0])
             db.execute(
                 "UPDATE notes SET path = ?, mtime_ns = ?, size = ?, content_hash = ?, meta_hash = ?, "
-                "kind = ?, note_type = ?, title = ?, date = ? WHERE id = ?",
+                "kind = ?, note_type = ?, title = ?, date = ?, fields = ?, links = ? WHERE id = ?",
                 (*values, rowid),
             )
             db.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))

@@ -414,6 +414,8 @@ class Indexer:
             note_type=note.note_type,
             title=note.title,
             date=str(plan.meta["date"]) or None,
+            fields_json=json.dumps(note.frontmatter, ensure_ascii=False, default=str),
+            links_json=json.dumps(list(dict.fromkeys(link.target for link in note.links if link.target))),
         )
 
     @staticmethod

@@ -1,60 +1,193 @@
-"""`companion recall QUERY`: the notes the index returns for a question, best first."""
+"""`companion recall QUERY` and `companion recall --batch FILE.jsonl`: recalled notes, best first, with tiers.
+
+Query mode is read-only for the vault (seed 001). A single interactive recall counts the notes it surfaced in
+the companion's access statistics (so decay follows use); replays with `--as-of`, batches and evaluations do not,
+so measuring recall never changes it.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, TextIO
 
 from companion.cli.output import print_json
+from companion.cli.recallargs import (
+    add_scope_arguments,
+    item_json,
+    parse_as_of,
+    scope_from_args,
+    session_json,
+    sync_first,
+    temporal_json,
+)
 from companion.cli.workspace import add_vault_arguments, open_workspace
+from companion.errors import CompanionError, ConfigError
+from companion.recall import Recall, RecalledContext
+from companion.scope import Scope, where_from_mapping
 
 
 def register(sub: Any) -> None:
     """Add the `recall` subcommand."""
-    p = sub.add_parser("recall", help="rank notes for a query (dense + lexical)")
+    p = sub.add_parser("recall", help="recall notes for a question: hot, warm and temporal tiers")
     add_vault_arguments(p)
-    p.add_argument("query", help="the question or words to look for")
-    p.add_argument("--k", type=int, default=10, help="how many notes (default 10)")
+    p.add_argument("query", nargs="?", help="the question or words to look for")
+    p.add_argument("--k", type=int, default=None, help="how many notes (default: the policy's warm_results)")
+    add_scope_arguments(p)
+    p.add_argument("--batch", metavar="FILE.jsonl", help="answer one JSON query per line ('-' for stdin)")
+    p.add_argument("--explain", action="store_true", help="show every part of each score")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--record",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="count the results as accessed (default: yes for a single recall, no for --as-of and --batch)",
+    )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Search the index; read-only, never writes to the vault."""
-    if args.k < 1:
-        raise SystemExit("companion recall: --k must be at least 1")
+    """Recall one question or a batch."""
+    if args.k is not None and args.k < 1:
+        raise ConfigError("--k must be at least 1")
+    if (args.query is None) == (args.batch is None):
+        raise ConfigError("give either a QUERY or --batch FILE.jsonl")
+    scope = scope_from_args(args)
+    as_of = parse_as_of(args.as_of)
     ws = open_workspace(args)
     try:
-        hits = ws.searcher().search(args.query, k=args.k)
+        sync_first(ws, args)
+        engine = ws.recall()
+        if args.batch is not None:
+            return _batch(engine, args, scope)
+        context = engine.recall(args.query, k=args.k, as_of=as_of, scope=scope)
+        if args.record if args.record is not None else as_of is None:
+            engine.record([item.path for item in context.results])
     finally:
         ws.close()
     if args.json:
-        print_json(
-            {
-                "query": args.query,
-                "results": [
-                    {
-                        "path": h.path,
-                        "score": round(h.score, 6),
-                        "dense": round(h.dense, 6),
-                        "lexical": round(h.lexical, 6),
-                        "anchor": h.anchor,
-                        "title": h.title,
-                        "kind": h.kind,
-                        "type": h.note_type,
-                        "date": h.date,
-                    }
-                    for h in hits
-                ],
-            }
-        )
-        return 0
-    if not hits:
+        print_json(context_json(context))
+    else:
+        _print(context, args.explain)
+    return 0
+
+
+def context_json(context: RecalledContext) -> dict[str, Any]:
+    """A `RecalledContext` as JSON."""
+    r = context.date_range
+    return {
+        "query": context.query,
+        "as_of": context.as_of.isoformat(timespec="seconds"),
+        "recap": context.recap,
+        "date_range": None if r is None else {"start": str(r.start), "end": str(r.end), "phrase": r.phrase},
+        "results": [item_json(i) for i in context.results],
+        "hot": [session_json(s) for s in context.sessions],
+        "pushed_out": [session_json(s) for s in context.pushed_out],
+        "temporal": [temporal_json(t) for t in context.temporal],
+    }
+
+
+def _print(context: RecalledContext, explain: bool) -> None:
+    if context.date_range is not None:
+        r = context.date_range
+        print(f"dates   '{r.phrase}' = {r.start} .. {r.end}")
+    if context.recap:
+        print("recap   recent sessions first, by time")
+    if not context.results:
         print("no notes found (is the vault indexed? run `companion index`)")
-    for rank, h in enumerate(hits, 1):
-        where = f"#{h.anchor}" if h.anchor else ""
-        print(
-            f"{rank:>2}. {h.score:.3f}  {h.path}{where}  "
-            f"(dense {h.dense:.3f}, bm25 {h.lexical:.2f}{', ' + h.date if h.date else ''})"
-        )
+    for rank, item in enumerate(context.results, 1):
+        where = f"#{item.anchor}" if item.anchor else ""
+        date = f"  ({item.date[:10]})" if item.date else ""
+        print(f"{rank:>2}. {item.score:.3f} {item.tier:<8} {item.path}{where}{date}")
+        if explain and item.explanation is not None:
+            for line in item.explanation.lines():
+                print(f"      {line}")
+    if context.sessions:
+        print(f"hot     {len(context.sessions)} sessions: " + ", ".join(f"{s.date} {s.time}" for s in context.sessions))
+    if context.temporal:
+        print(f"recent  {len(context.temporal)} sessions in the temporal tier (companion recent lists them)")
+
+
+@dataclass(frozen=True)
+class BatchQuery:
+    """One line of a batch file."""
+
+    id: str
+    """The caller's id, echoed back."""
+    query: str
+    """The question."""
+    k: int | None
+    """How many notes."""
+    as_of: str | None
+    """ISO-8601 moment."""
+    scope: Scope
+    """`where` of the line combined with the command line's scope."""
+
+
+def read_batch(stream: TextIO, source: str, base: Scope) -> Iterator[BatchQuery | tuple[str, str]]:
+    """Parse a batch file line by line: a `BatchQuery`, or (id, error message) for a line that cannot be used."""
+    for number, line in enumerate(stream, 1):
+        if not line.strip():
+            continue
+        where = f"{source}, line {number}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield (f"line {number}", f"{where}: not JSON ({exc.msg})")
+            continue
+        if not isinstance(obj, dict):
+            yield (f"line {number}", f"{where}: expected a JSON object")
+            continue
+        qid = str(obj.get("id", f"line {number}"))
+        query, k, as_of = obj.get("query"), obj.get("k"), obj.get("as_of")
+        if not isinstance(query, str):
+            yield (qid, f"{where}: `query` must be a string")
+        elif k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+            yield (qid, f"{where}: `k` must be a whole number of at least 1")
+        elif as_of is not None and not isinstance(as_of, str):
+            yield (qid, f"{where}: `as_of` must be an ISO-8601 string")
+        else:
+            try:
+                extra = where_from_mapping(obj.get("where"), where)
+            except ConfigError as exc:
+                yield (qid, str(exc))
+                continue
+            scope = Scope(base.where + extra, base.since, base.until, base.path_glob)
+            yield BatchQuery(qid, query, k, as_of, scope)
+
+
+def _batch(engine: Recall, args: argparse.Namespace, scope: Scope) -> int:
+    source = "stdin" if args.batch == "-" else args.batch
+    try:
+        stream = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot read the batch file ({exc.strerror or exc})") from exc
+    with stream:
+        lines = list(read_batch(stream, source, scope))
+    # One pass through the model for every question, instead of one call per question.
+    engine.index.embed_queries([q.query for q in lines if isinstance(q, BatchQuery)])
+    failed = 0
+    record = bool(args.record)
+    default_as_of = parse_as_of(args.as_of)
+    for entry in lines:
+        if not isinstance(entry, BatchQuery):
+            failed += 1
+            print_json({"id": entry[0], "error": entry[1], "results": []})
+            continue
+        try:
+            as_of = parse_as_of(entry.as_of, f"id {entry.id}: as_of") if entry.as_of else default_as_of
+            context = engine.recall(entry.query, k=entry.k or args.k, as_of=as_of, scope=entry.scope)
+        except CompanionError as exc:
+            failed += 1
+            print_json({"id": entry.id, "error": str(exc), "results": []})
+            continue
+        if record:
+            engine.record([i.path for i in context.results])
+        print_json({"id": entry.id, "results": [item_json(i, explain=args.explain) for i in context.results]})
+    if failed:
+        print(f"companion: {failed} of {len(lines)} batch lines failed (see their `error`)", file=sys.stderr)
+        return 1
     return 0

@@ -11,18 +11,21 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from companion.access import AccessLog
 from companion.config import CompanionConfig, load_config
 from companion.discovery import VaultLocation, locate_vault
 from companion.embeddings import Embedder, embedder_from_config
-from companion.errors import StoreError
+from companion.errors import IndexLockedError, StoreError
 from companion.hashembed import HashEmbedder
 from companion.locations import vault_data_dir
+from companion.recall import Recall
 from companion.vault import ObsidianVault
 from indexer.chunking import CHUNKER_VERSION, Chunker
+from indexer.lock import WriterLock
 from indexer.manifest import Manifest
 from indexer.search import Searcher
 from indexer.store import VectorStore, remove_embedded_store
-from indexer.sync import Indexer, index_data_paths
+from indexer.sync import Indexer, IndexReport, Progress, index_data_paths
 
 
 @dataclass
@@ -38,6 +41,8 @@ class Workspace:
     _manifest: Manifest | None = field(default=None, repr=False)
     _embedder: Embedder | None = field(default=None, repr=False)
     _store: VectorStore | None = field(default=None, repr=False)
+    _searcher: Searcher | None = field(default=None, repr=False)
+    _access: AccessLog | None = field(default=None, repr=False)
 
     @property
     def root(self) -> Path:
@@ -132,13 +137,40 @@ class Workspace:
 
     def searcher(self) -> Searcher:
         """A hybrid searcher over this vault's index."""
-        return Searcher(self.manifest, self.embedder, self.store)
+        if self._searcher is None:
+            self._searcher = Searcher(self.manifest, self.embedder, self.store)
+        return self._searcher
+
+    def access_log(self) -> AccessLog:
+        """Access statistics of this vault's notes (kept in the data directory, never in notes)."""
+        if self._access is None:
+            self._access = AccessLog(self.data_dir / "access.sqlite")
+        return self._access
+
+    def recall(self) -> Recall:
+        """The recall engine over this vault's index, under the vault's policy."""
+        return Recall(self.searcher(), self.vault, self.config.retention, self.config.recall, self.access_log())
+
+    def catch_up(self, progress: Progress | None = None) -> IndexReport | None:
+        """Bring the index up to date before answering, unless another process is writing it.
+
+        A running `companion index --watch` keeps the index fresh itself, so a reader never waits for it.
+        """
+        try:
+            with WriterLock(self.data_dir):
+                return self.indexer().sync(progress=progress)
+        except IndexLockedError:
+            return None
 
     def close(self) -> None:
         """Close the manifest."""
         if self._manifest is not None:
             self._manifest.close()
             self._manifest = None
+        if self._access is not None:
+            self._access.close()
+            self._access = None
+        self._searcher = None
 
 
 def add_vault_arguments(parser: argparse.ArgumentParser) -> None:

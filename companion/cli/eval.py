@@ -1,0 +1,165 @@
+"""`companion eval QUESTIONS.jsonl`: measure recall on questions whose evidence notes are known.
+
+Each line: `{"id": str, "query": str, "evidence": [vault paths], "label": str?, "as_of": ISO-8601?,
+"where": {field: value}?}`. The companion's ranking (every tier, as `companion recall --batch` returns it) is
+scored beside a BM25-only and a dense-only ranking of the same index, within the same scope, in the same run.
+Nothing is recorded as accessed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from companion.cli.output import print_json
+from companion.cli.recallargs import parse_as_of, sync_first
+from companion.cli.workspace import add_vault_arguments, open_workspace
+from companion.errors import ConfigError
+from companion.evaluate import CUTOFFS, Judged, Scores, by_label, score
+from companion.hot import local_moment
+from companion.scope import Scope, where_from_mapping
+from indexer.search import Searcher, fts_query
+
+MODES = ("hybrid", "bm25", "dense")
+
+
+@dataclass(frozen=True)
+class Question:
+    """One evaluation question."""
+
+    id: str
+    """Its id."""
+    query: str
+    """The question."""
+    evidence: frozenset[str]
+    """Vault paths of the notes that hold the answer."""
+    label: str
+    """Its label, `-` when none."""
+    as_of: str | None
+    """When it is asked."""
+    scope: Scope
+    """Its `where`."""
+
+
+def register(sub: Any) -> None:
+    """Add the `eval` subcommand."""
+    p = sub.add_parser("eval", help="score recall on questions with known evidence (vs BM25 and dense alone)")
+    add_vault_arguments(p)
+    p.add_argument("questions", help="JSONL file of questions with their evidence paths")
+    p.add_argument("--modes", default=",".join(MODES), help=f"rankings to score (default {','.join(MODES)})")
+    p.add_argument("--k", type=int, default=10, help="results per question (default 10)")
+    p.add_argument("--misses", action="store_true", help="list the questions the companion missed at 5")
+    p.add_argument("--no-sync", action="store_true", help="use the index as it is")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=run)
+
+
+def load_questions(path: str) -> list[Question]:
+    """Read and check a questions file; any bad line is a `ConfigError` naming the file and line."""
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines()  # noqa: SIM115
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the questions ({exc.strerror or exc})") from exc
+    out: list[Question] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{path}, line {number}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where}: not JSON ({exc.msg})") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("query"), str):
+            raise ConfigError(f"{where}: expected an object with a `query` string")
+        evidence = obj.get("evidence")
+        if not isinstance(evidence, list) or not evidence or not all(isinstance(e, str) for e in evidence):
+            raise ConfigError(f"{where}: `evidence` must be a non-empty list of vault paths")
+        as_of = obj.get("as_of")
+        if as_of is not None:
+            parse_as_of(str(as_of), f"{where}: as_of")
+        out.append(
+            Question(
+                id=str(obj.get("id", f"line {number}")),
+                query=obj["query"],
+                evidence=frozenset(evidence),
+                label=str(obj.get("label") or "-"),
+                as_of=None if as_of is None else str(as_of),
+                scope=Scope(where_from_mapping(obj.get("where"), where)),
+            )
+        )
+    if not out:
+        raise ConfigError(f"{path}: no questions")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Rank every question in every mode and print the metrics."""
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    unknown = sorted(set(modes) - set(MODES))
+    if unknown or not modes:
+        raise ConfigError(f"--modes: unknown {', '.join(unknown) or 'empty'}; choose from {', '.join(MODES)}")
+    questions = load_questions(args.questions)
+    ws = open_workspace(args)
+    judged: dict[str, list[Judged]] = {m: [] for m in modes}
+    timing: dict[str, float] = dict.fromkeys(modes, 0.0)
+    try:
+        sync_first(ws, args)
+        engine = ws.recall()
+        searcher = ws.searcher()
+        searcher.embed_queries([q.query for q in questions])
+        for q in questions:
+            as_of = parse_as_of(q.as_of)
+            scope = q.scope.narrowed(until=local_moment(as_of).date()) if as_of else q.scope
+            for mode in modes:
+                started = time.perf_counter()
+                if mode == "hybrid":
+                    ranked = [i.path for i in engine.recall(q.query, k=args.k, as_of=as_of, scope=q.scope).results]
+                else:
+                    ranked = _baseline(searcher, mode, q.query, args.k, scope)
+                timing[mode] += time.perf_counter() - started
+                judged[mode].append(Judged(q.id, q.label, tuple(ranked), q.evidence))
+    finally:
+        ws.close()
+    overall = {m: score(judged[m]) for m in modes}
+    labels = {m: by_label(judged[m]) for m in modes}
+    if args.json:
+        print_json(
+            {
+                "questions": len(questions),
+                "overall": {m: s.as_dict() for m, s in overall.items()},
+                "by_label": {m: {label: s.as_dict() for label, s in labels[m].items()} for m in modes},
+                "ms_per_question": {m: round(1000 * timing[m] / len(questions), 2) for m in modes},
+                "misses": [j.id for j in judged[modes[0]] if not j.hit_at(5)],
+            }
+        )
+        return 0
+    _table("overall", overall)
+    for label in labels[modes[0]]:
+        _table(label, {m: labels[m][label] for m in modes if label in labels[m]})
+    print("ms per question: " + ", ".join(f"{m} {1000 * timing[m] / len(questions):.1f}" for m in modes))
+    if args.misses:
+        for j in judged[modes[0]]:
+            if not j.hit_at(5):
+                print(f"missed {j.id} [{j.label}]: got {', '.join(j.ranked[:3]) or 'nothing'}")
+    return 0
+
+
+def _baseline(searcher: Searcher, mode: str, query: str, k: int, scope: Scope) -> list[str]:
+    if mode == "bm25":
+        match = fts_query(query)
+        return [p for p, _ in searcher.manifest.lexical(match, k, scope)] if match else []
+    hits = searcher.search(query, k * 3, scope=scope, dense_weight=1.0)
+    return [h.path for h in hits if h.dense > 0][:k]
+
+
+def _table(title: str, scores: dict[str, Scores]) -> None:
+    first = next(iter(scores.values()))
+    print(f"\n{title} ({first.questions} questions)")
+    head = "".join(f"{'recall@' + str(k):>11}" for k in CUTOFFS) + f"{'all@5':>9}{'MRR':>8}"
+    print(f"  {'':8}{head}")
+    for mode, s in scores.items():
+        cells = "".join(f"{s.recall[k]:>11.3f}" for k in CUTOFFS) + f"{s.all_at_5:>9.3f}{s.mrr:>8.3f}"
+        print(f"  {mode:<8}{cells}")

@@ -1,0 +1,130 @@
+"""Options shared by the commands that recall (`recall`, `recent`, `context`, `eval`) and their JSON shapes."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from typing import Any
+
+from companion.cli.output import ProgressBar
+from companion.cli.workspace import Workspace
+from companion.errors import ConfigError
+from companion.recall import RecallItem
+from companion.scope import Scope, parse_day, parse_where
+from companion.sessions import SessionSummary
+from companion.temporal import TemporalItem
+
+
+def add_scope_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--as-of`, `--where`, `--since`, `--until`, `--path` and `--no-sync`."""
+    parser.add_argument(
+        "--as-of",
+        metavar="DATETIME",
+        help="answer as if it were this moment (ISO-8601; sets the hot window, decay and 'last week')",
+    )
+    parser.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="only notes whose frontmatter FIELD equals VALUE (repeatable; kind, type, path, title work too)",
+    )
+    parser.add_argument("--since", metavar="DATE", help="only notes dated on or after DATE")
+    parser.add_argument("--until", metavar="DATE", help="only notes dated on or before DATE")
+    parser.add_argument("--path", metavar="GLOB", help="only notes whose vault path matches GLOB")
+    parser.add_argument(
+        "--no-sync",
+        action="store_true",
+        help="answer from the index as it is (by default it is brought up to date first, unless a watcher runs)",
+    )
+
+
+def parse_as_of(text: str | None, what: str = "--as-of") -> dt.datetime | None:
+    """An ISO-8601 moment (a bare date means its midnight; no zone means local time), or None."""
+    if text is None:
+        return None
+    try:
+        return dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ConfigError(f"{what} {text!r}: expected an ISO-8601 moment such as 2026-11-20T10:00:00") from None
+
+
+def scope_from_args(args: argparse.Namespace) -> Scope:
+    """The `Scope` the options describe."""
+    since = parse_day(args.since, "--since") if args.since else None
+    until = parse_day(args.until, "--until") if args.until else None
+    if since and until and since > until:
+        raise ConfigError(f"--since {since} is after --until {until}")
+    return Scope(parse_where(args.where), since, until, args.path or None)
+
+
+def sync_first(ws: Workspace, args: argparse.Namespace) -> None:
+    """Bring the index up to date unless `--no-sync`; say so on stderr when there was work to do."""
+    if getattr(args, "no_sync", False):
+        return
+    bar = ProgressBar("indexing")
+    report = ws.catch_up(progress=bar)
+    bar.close()
+    if report is not None and (report.notes_indexed or report.notes_deleted):
+        print(
+            f"companion: indexed {report.notes_indexed} notes, removed {report.notes_deleted} before answering",
+            file=sys.stderr,
+        )
+
+
+def item_json(item: RecallItem, explain: bool = True) -> dict[str, Any]:
+    """One recalled note as JSON."""
+    out: dict[str, Any] = {
+        "path": item.path,
+        "score": round(item.score, 6),
+        "tier": item.tier,
+        "title": item.title,
+        "kind": item.kind,
+        "type": item.note_type,
+        "date": item.date,
+        "anchor": item.anchor,
+    }
+    e = item.explanation
+    if explain and e is not None:
+        out["explanation"] = {
+            "dense": round(e.dense, 6),
+            "lexical": round(e.lexical, 6),
+            "dense_norm": round(e.dense_norm, 6),
+            "lexical_norm": round(e.lexical_norm, 6),
+            "relevance": round(e.relevance, 6),
+            "graph": round(e.graph, 6),
+            "graph_via": e.graph_via,
+            "date": round(e.date, 6),
+            "decay": round(e.decay.value, 6),
+            "days_since_access": None if e.decay.days_since_access is None else round(e.decay.days_since_access, 3),
+            "access_count": e.access.access_count,
+            "last_accessed_at": e.access.last_accessed_at.isoformat() if e.access.last_accessed_at else None,
+            "final": round(e.final, 6),
+        }
+    return out
+
+
+def session_json(s: SessionSummary) -> dict[str, Any]:
+    """A hot session as JSON (without its body)."""
+    return {
+        "path": s.path,
+        "date": s.date,
+        "time": s.time,
+        "user_id": s.user_id,
+        "chat_id": s.chat_id,
+        "user_msg": s.user_msg,
+        "sentinel_msg": s.sentinel_msg,
+    }
+
+
+def temporal_json(t: TemporalItem) -> dict[str, Any]:
+    """A temporal item as JSON."""
+    return {
+        "path": t.path,
+        "title": t.title,
+        "when": t.when.isoformat(timespec="minutes"),
+        "user_id": t.user_id,
+        "chat_id": t.chat_id,
+        "summary": t.summary,
+    }

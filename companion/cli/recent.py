@@ -1,0 +1,49 @@
+"""`companion recent`: the temporal tier by itself (seed 002's `recall_recent`), newest first."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from companion.cli.output import print_json
+from companion.cli.recallargs import add_scope_arguments, parse_as_of, scope_from_args, sync_first, temporal_json
+from companion.cli.workspace import add_vault_arguments, open_workspace
+from companion.errors import ConfigError
+
+
+def register(sub: Any) -> None:
+    """Add the `recent` subcommand."""
+    p = sub.add_parser("recent", help="completed sessions of the last hours, newest first")
+    add_vault_arguments(p)
+    p.add_argument("--hours", type=float, default=None, help="how far back (default: recall.recent_hours, 48)")
+    p.add_argument("--limit", type=int, default=None, help="how many sessions (default: recall.recent_limit, 10)")
+    add_scope_arguments(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """List recent sessions; read-only."""
+    if args.hours is not None and args.hours <= 0:
+        raise ConfigError("--hours must be more than 0")
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError("--limit must be at least 1")
+    scope = scope_from_args(args)
+    as_of = parse_as_of(args.as_of)
+    ws = open_workspace(args)
+    try:
+        sync_first(ws, args)
+        items = ws.recall().recall_recent(args.hours, args.limit, as_of=as_of, scope=scope)
+    finally:
+        ws.close()
+    if args.json:
+        print_json({"sessions": [temporal_json(t) for t in items]})
+        return 0
+    if not items:
+        print("no completed sessions in that window")
+    for t in items:
+        who = f"{t.user_id}/{t.chat_id}" if t.chat_id else t.user_id
+        print(f"{t.when:%Y-%m-%d %H:%M}  {who:<18} {t.title}")
+        if t.summary:
+            print(f"{'':18}{t.summary}")
+    return 0

@@ -1,0 +1,553 @@
+"""The recall engine: hot sessions, warm hybrid recall with decay and explanations, and the temporal tier.
+
+One question gives one `RecalledContext`:
+- `sessions`: the hot tier (seed 000), newest first, per session key under the `RetentionPolicy`;
+- `warm`: notes outside the hot tier ranked by relevance (dense + BM25, a wikilink-graph signal and the dates the
+  question names) times the spaced-repetition decay of seed 004, each with the parts of its score;
+- `temporal`: recent completed sessions by time (seed 002), never repeated by the warm tier;
+- `results`: every recalled note once, best first, labelled with its tier (what `companion recall` prints).
+
+The engine reads the index through `NoteIndex`, the vault only for session summaries and hot bodies, and never
+writes either; access statistics are recorded only when the caller says an item was surfaced (`record`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from companion.access import AccessLog
+from companion.candidates import Hit, NoteIndex, NoteInfo
+from companion.config import RecallConfig
+from companion.dates import DateRange, find_date_range
+from companion.decay import AccessStats, Decay, decay
+from companion.errors import NoteError
+from companion.hot import local_moment, partition_hot, window_start
+from companion.retention import RetentionPolicy
+from companion.scope import Scope
+from companion.sessions import SessionSummary, session_datetime
+from companion.temporal import TemporalItem, recap_boost, recent_items
+from companion.vault import ObsidianVault
+
+Tier = Literal["hot", "warm", "temporal"]
+
+_GRAPH_SOURCES = 10  # strongest candidates whose links count as a relevance signal
+_GRAPH_EXPAND = 3  # strongest candidates whose neighbours are added as candidates
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why an item has its score: `final = (relevance + graph + date) * decay`."""
+
+    dense: float
+    """Best chunk's cosine similarity to the question."""
+    lexical: float
+    """BM25 score of the whole note."""
+    dense_norm: float
+    """`dense` scaled to [0, 1] over the candidates."""
+    lexical_norm: float
+    """`lexical` scaled to [0, 1] over the candidates."""
+    dense_weight: float
+    """Share of the dense side in `relevance`."""
+    relevance: float
+    """`dense_weight * dense_norm + (1 - dense_weight) * lexical_norm`."""
+    graph: float
+    """What wikilinks to or from strong candidates added."""
+    graph_via: str
+    """The candidate that link came from (empty when none)."""
+    date: float
+    """What the date named in the question added."""
+    decay: Decay
+    """The spaced-repetition multiplier and its parts."""
+    access: AccessStats
+    """The access statistics the decay was computed from."""
+    final: float
+    """The score the item is ranked by."""
+
+    def lines(self) -> list[str]:
+        """The explanation in words, one part per line."""
+        out = [
+            f"dense {self.dense:.3f} (scaled {self.dense_norm:.2f}) x {self.dense_weight:.2f}"
+            f" + bm25 {self.lexical:.2f} (scaled {self.lexical_norm:.2f}) x {1 - self.dense_weight:.2f}"
+            f" = relevance {self.relevance:.3f}",
+        ]
+        if self.graph:
+            out.append(f"graph +{self.graph:.3f} (linked with {self.graph_via})")
+        if self.date:
+            out.append(f"date +{self.date:.3f} (dated in the range the question names)")
+        d = self.decay
+        if d.days_since_access is None:
+            out.append(f"decay {d.value:.3f}: never accessed ({d.curve:.2f} + confidence lift {d.lift:.2f})")
+        else:
+            out.append(
+                f"decay {d.value:.3f}: 0.5^({d.days_since_access:.1f} d / half-life) = {d.curve:.3f}"
+                f" + resistance {d.resistance:.3f} ({self.access.access_count} accesses), clamped"
+            )
+        out.append(f"final {self.final:.4f}")
+        return out
+
+
+@dataclass(frozen=True)
+class RecallItem:
+    """One recalled note."""
+
+    path: str
+    """Vault-relative POSIX path."""
+    title: str
+    """File name without `.md`."""
+    tier: Tier
+    """Which tier holds it."""
+    score: float
+    """The final score (0 for hot and temporal items that did not match the question)."""
+    kind: str
+    """Note kind."""
+    note_type: str | None
+    """Frontmatter `type`."""
+    date: str | None
+    """Frontmatter `date`."""
+    anchor: str
+    """The best chunk's anchor, empty when none matched."""
+    explanation: Explanation | None
+    """The parts of `score`, None for items that were not scored."""
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    """A session as recall sees it: its summary and the note reported for it."""
+
+    summary: SessionSummary
+    """The session (from `ops/sessions/` or built from a conversation note's frontmatter)."""
+    carrier: str
+    """The note reported for the session: the conversation note when there is one, else the summary."""
+    title: str
+    """The carrier's title."""
+    paths: frozenset[str]
+    """Every note that stands for this session (summary and conversation note)."""
+    kind: str
+    """The carrier's kind: `conversation`, or `session` for a summary with no conversation note."""
+
+
+@dataclass(frozen=True)
+class RecalledContext:
+    """Everything recalled for one question, tier by tier, as typed values."""
+
+    query: str
+    """The question."""
+    as_of: dt.datetime
+    """The moment recall was made for (naive local time)."""
+    sessions: tuple[SessionSummary, ...]
+    """The hot tier (seed 000's `RecalledContext.sessions`), newest first."""
+    pushed_out: tuple[SessionSummary, ...]
+    """Sessions of the hot window that the policy's limit left out (they are recalled warm instead)."""
+    warm: tuple[RecallItem, ...]
+    """Warm items, best first, at most `policy.warm_results`."""
+    temporal: tuple[TemporalItem, ...]
+    """The always-on tier of recent sessions, newest first (empty when the toggle is off)."""
+    results: tuple[RecallItem, ...]
+    """Every recalled note once, best first, with its tier."""
+    recap: bool
+    """True when the question asks for a recap (seed 002): the temporal tier is boosted and sorted by time."""
+    date_range: DateRange | None
+    """The dates the question names, when it names any."""
+
+
+class Recall:
+    """Answers questions from an index and a vault under a policy; read-only except for `record`."""
+
+    def __init__(
+        self,
+        index: NoteIndex,
+        vault: ObsidianVault,
+        policy: RetentionPolicy,
+        settings: RecallConfig | None = None,
+        access: AccessLog | None = None,
+    ) -> None:
+        self.index = index
+        self.vault = vault
+        self.policy = policy
+        self.settings = settings or RecallConfig()
+        self.access = access
+
+    # -- sessions ------------------------------------------------------------------------------
+
+    def sessions_since(self, first_day: dt.date, moment: dt.datetime, scope: Scope | None = None) -> list[SessionRef]:
+        """Sessions from `first_day` up to `moment`: summaries under `ops/sessions/` and conversation notes, one
+        entry per session (a conversation note naming its summary in `session:`, or sharing its date, time and
+        key, is the same session)."""
+        summaries = [s for s in self.vault.sessions(since=first_day) if (w := s.when) is not None and w <= moment]
+        notes = [n for n in self.index.dated(first_day, moment.date()) if n.kind == "conversation"]
+        by_path = {s.path: s for s in summaries}
+        by_stamp = {(s.date[:10], s.time, s.user_id, s.chat_id): s for s in summaries}
+        refs: list[SessionRef] = []
+        claimed: set[str] = set()
+        for note in notes:
+            fm = note.frontmatter
+            built = _summary_from_note(note)
+            if built.when is None or built.when > moment:
+                continue
+            twin = by_path.get(str(fm.get("session") or "")) or by_stamp.get(
+                (built.date[:10], built.time, built.user_id, built.chat_id)
+            )
+            if twin is not None and twin.path not in claimed:
+                claimed.add(twin.path)
+                refs.append(SessionRef(twin, note.path, note.title, frozenset({twin.path, note.path}), "conversation"))
+            else:
+                refs.append(SessionRef(built, note.path, note.title, frozenset({note.path}), "conversation"))
+        for summary in summaries:
+            if summary.path not in claimed:
+                title = summary.user_msg.strip() or summary.path.rsplit("/", 1)[-1].removesuffix(".md")
+                refs.append(SessionRef(summary, summary.path, title, frozenset({summary.path}), "session"))
+        if scope is not None and not scope.empty:
+            refs = [r for r in refs if _ref_in_scope(r, scope)]
+        return refs
+
+    def hot(
+        self, as_of: dt.datetime | None = None, scope: Scope | None = None
+    ) -> tuple[list[SessionRef], list[SessionRef]]:
+        """(hot, pushed out) session refs at `as_of` under the policy, newest first."""
+        moment = local_moment(as_of)
+        refs = self.sessions_since(window_start(self.policy, moment), moment, scope)
+        user_id, chat_id = _key_filter(scope)
+        split = partition_hot([r.summary for r in refs], self.policy, moment, user_id=user_id, chat_id=chat_id)
+        by_summary = {r.summary.path: r for r in refs}
+        return [by_summary[s.path] for s in split.hot], [by_summary[s.path] for s in split.pushed_out]
+
+    def recall_recent(
+        self,
+        hours: float | None = None,
+        limit: int | None = None,
+        *,
+        as_of: dt.datetime | None = None,
+        scope: Scope | None = None,
+        summaries: bool = True,
+    ) -> list[TemporalItem]:
+        """Seed 002's `recall_recent(hours=48, limit=10)`: completed sessions of the last hours, newest first."""
+        hours = self.settings.recent_hours if hours is None else hours
+        limit = self.settings.recent_limit if limit is None else limit
+        moment = local_moment(as_of)
+        first_day = (moment - dt.timedelta(hours=hours)).date()
+        refs = self.sessions_since(first_day, moment, scope)
+        return recent_items(
+            ((r.summary, r.carrier, r.title) for r in refs),
+            moment,
+            hours=hours,
+            limit=limit,
+            timeout_minutes=self.policy.session_timeout_minutes,
+            summaries=summaries,
+        )
+
+    # -- recall --------------------------------------------------------------------------------
+
+    def recall(
+        self,
+        query: str,
+        *,
+        k: int | None = None,
+        as_of: dt.datetime | None = None,
+        scope: Scope | None = None,
+    ) -> RecalledContext:
+        """Recall for one question at `as_of` (now when None), within `scope`."""
+        k = k or self.policy.warm_results
+        scope = scope or Scope()
+        moment = local_moment(as_of)
+        if as_of is not None:
+            # Replaying the past: notes dated after the moment did not exist yet.
+            scope = scope.narrowed(until=moment.date())
+        date_range = find_date_range(query, moment)
+        # "What did we talk about on 2 May?" is a recap of that day, not of the last two: the date decides.
+        recent_range = date_range is None or date_range.end >= moment.date() - dt.timedelta(days=1)
+        recap = recap_boost(query) and recent_range
+
+        hot_refs, pushed_refs = self.hot(as_of, scope)
+        temporal: list[TemporalItem] = []
+        if self.settings.temporal_context or recap:
+            hot_paths = {p for r in hot_refs for p in r.paths}
+            limit = self.settings.recent_limit * (2 if recap else 1)
+            temporal = [
+                t
+                for t in self.recall_recent(
+                    self.settings.recent_hours * (2 if recap else 1),
+                    limit + len(hot_refs),
+                    as_of=as_of,
+                    scope=scope,
+                    summaries=recap,
+                )
+                if t.path not in hot_paths
+            ][:limit]
+
+        scored = self._score(query, k, moment, scope, date_range, len(hot_refs) + len(temporal))
+        tier_of: dict[str, Tier] = {}
+        for ref in hot_refs:
+            tier_of.update(dict.fromkeys(ref.paths, "hot"))
+        temporal_paths = {t.path for t in temporal}
+        tier_of.update(dict.fromkeys(temporal_paths, "temporal"))
+        matched = [replace(item, tier=tier_of.get(item.path, "warm")) for item in scored]
+        warm = tuple(item for item in matched if item.tier == "warm")[: self.policy.warm_results]
+
+        if recap:
+            # A recap is about time, not meaning: recent sessions first, newest first, then the best matches.
+            recent = [_session_item(r, "hot") for r in hot_refs] + [_temporal_item(t) for t in temporal]
+            recent_paths = {i.path for i in recent}
+            recent = _by_time(recent, hot_refs, temporal)
+            results = recent + [i for i in matched if i.path not in recent_paths]
+        else:
+            results = matched
+        hot_sessions = tuple(self._with_body(r.summary) for r in hot_refs)
+        return RecalledContext(
+            query=query,
+            as_of=moment,
+            sessions=hot_sessions,
+            pushed_out=tuple(r.summary for r in pushed_refs),
+            warm=warm,
+            temporal=tuple(temporal),
+            results=tuple(_distinct(results))[:k],
+            recap=recap,
+            date_range=date_range,
+        )
+
+    def passage(self, item: RecallItem, max_chars: int = 1200) -> str:
+        """The text of an item's best chunk (the whole body's start when no chunk matched), read from the vault."""
+        try:
+            note = self.vault.read_note(item.path)
+        except NoteError as exc:
+            self.vault.problems.append((exc.path, exc.reason))
+            return ""
+        lines = self.index.chunk_lines(item.path, item.anchor) if item.anchor else None
+        if lines is not None:
+            text = "\n".join(note_lines(note.body, note.body_line)[lines[0] : lines[1]]).strip()
+        else:
+            text = note.body.strip()
+        return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
+
+    def latest_summary(self, as_of: dt.datetime | None = None) -> tuple[str, str] | None:
+        """(path, body) of the newest `type: summary` note up to `as_of`, or None."""
+        info = self.index.latest_of_type("summary", local_moment(as_of).date())
+        if info is None:
+            return None
+        try:
+            return info.path, self.vault.read_note(info.path).body.strip()
+        except NoteError as exc:
+            self.vault.problems.append((exc.path, exc.reason))
+            return None
+
+    def record(self, paths: Iterable[str], when: dt.datetime | None = None) -> None:
+        """Count one access of each path (the items were surfaced or opened); no-op without an access log."""
+        if self.access is not None:
+            self.access.record(paths, when or dt.datetime.now(dt.UTC))
+
+    # -- scoring -------------------------------------------------------------------------------
+
+    def _score(
+        self,
+        query: str,
+        k: int,
+        moment: dt.datetime,
+        scope: Scope,
+        date_range: DateRange | None,
+        reserved: int,
+    ) -> list[RecallItem]:
+        settings = self.settings
+        want = max(k, self.policy.warm_results) + reserved + 5
+        hits = {
+            h.path: h
+            for h in self.index.search(
+                query, want, scope=scope, dense_weight=settings.dense_weight, candidates=settings.candidates
+            )
+        }
+        if date_range is not None and settings.date_weight > 0:
+            ranged = scope.narrowed(since=date_range.start, until=date_range.end)
+            for hit in self.index.search(
+                query, want, scope=ranged, dense_weight=settings.dense_weight, candidates=settings.candidates
+            ):
+                if hit.path not in hits or hits[hit.path].score < hit.score:
+                    hits[hit.path] = hit
+        if not hits:
+            return []
+        graph, via = self._graph_signal(list(hits.values()))
+        for path, (info, parent) in self._graph_neighbours(list(hits.values()), scope).items():
+            if path not in hits:
+                hits[path] = Hit(path, 0.0, 0.0, 0.0, 0.0, 0.0, "", info)
+                graph[path] = settings.graph_weight * parent.score
+                via[path] = parent.path
+        aware = moment.astimezone()
+        stats = self.access.stats(list(hits)) if self.access is not None else {}
+        items: list[RecallItem] = []
+        for path, hit in hits.items():
+            date_boost = 0.0
+            if date_range is not None:
+                day = hit.info.day
+                if day is not None:
+                    distance = date_range.distance(day)
+                    date_boost = settings.date_weight / (1.0 + distance / 7.0) if distance else settings.date_weight
+            access = stats.get(path, AccessStats())
+            factor = decay(access, self.policy, aware, hit.info.confidence)
+            base = hit.score + graph.get(path, 0.0) + date_boost
+            final = factor.apply(base)
+            items.append(
+                RecallItem(
+                    path=path,
+                    title=hit.info.title,
+                    tier="warm",
+                    score=final,
+                    kind=hit.info.kind,
+                    note_type=hit.info.note_type,
+                    date=hit.info.date,
+                    anchor=hit.anchor,
+                    explanation=Explanation(
+                        dense=hit.dense,
+                        lexical=hit.lexical,
+                        dense_norm=hit.dense_norm,
+                        lexical_norm=hit.lexical_norm,
+                        dense_weight=settings.dense_weight,
+                        relevance=hit.score,
+                        graph=graph.get(path, 0.0),
+                        graph_via=via.get(path, ""),
+                        date=date_boost,
+                        decay=factor,
+                        access=access,
+                        final=final,
+                    ),
+                )
+            )
+        items.sort(key=lambda i: (-i.score, i.path))
+        return items
+
+    def _graph_signal(self, hits: Sequence[Hit]) -> tuple[dict[str, float], dict[str, str]]:
+        """Boost candidates linked (either way) with one of the strongest candidates."""
+        weight = self.settings.graph_weight
+        if weight <= 0:
+            return {}, {}
+        names = _name_index(hits)
+        boost: dict[str, float] = {}
+        via: dict[str, str] = {}
+        strongest = sorted(hits, key=lambda h: -h.score)[:_GRAPH_SOURCES]
+        for source in strongest:
+            linked: set[str] = set()
+            for target in source.info.links:
+                linked.update(names.get(_link_name(target), ()))
+            for other in hits:
+                if any(_link_name(t) in _names_of(source.info) for t in other.info.links):
+                    linked.add(other.path)
+            linked.discard(source.path)
+            for path in linked:
+                gain = weight * source.score
+                if gain > boost.get(path, 0.0):
+                    boost[path] = gain
+                    via[path] = source.path
+        return boost, via
+
+    def _graph_neighbours(self, hits: Sequence[Hit], scope: Scope) -> dict[str, tuple[NoteInfo, Hit]]:
+        """Notes the strongest candidates link to, as new candidates (the graph retrieval path of seed 004)."""
+        if self.settings.graph_weight <= 0:
+            return {}
+        strongest = sorted(hits, key=lambda h: -h.score)[:_GRAPH_EXPAND]
+        wanted: dict[str, Hit] = {}
+        for hit in strongest:
+            for target in hit.info.links:
+                wanted.setdefault(_link_name(target), hit)
+        if not wanted:
+            return {}
+        found = self.index.titled(wanted)
+        paths = {paths[0]: wanted[name] for name, paths in found.items() if paths}
+        infos = self.index.infos(list(paths))
+        out: dict[str, tuple[NoteInfo, Hit]] = {}
+        for path, info in infos.items():
+            if scope.matches(path, info.kind, info.note_type, info.day, info.frontmatter):
+                out[path] = (info, paths[path])
+        return out
+
+    def _with_body(self, summary: SessionSummary) -> SessionSummary:
+        if summary.body:
+            return summary
+        try:
+            return replace(summary, body=self.vault.read_note(summary.path).body)
+        except NoteError as exc:
+            self.vault.problems.append((exc.path, exc.reason))
+            return summary
+
+
+def note_lines(body: str, body_line: int) -> list[str]:
+    """The note's lines indexed as in its file: the frontmatter lines are blanks, so file line numbers apply."""
+    return [""] * body_line + body.split("\n")
+
+
+def _summary_from_note(note: NoteInfo) -> SessionSummary:
+    fm = note.frontmatter
+    return SessionSummary(
+        date=str(fm.get("date") or note.date or ""),
+        user_id=str(fm.get("user_id") or ""),
+        time=str(fm.get("time") or ""),
+        user_msg=str(fm.get("user_msg") or ""),
+        sentinel_msg=str(fm.get("sentinel_msg") or ""),
+        path=note.path,
+        body="",
+        chat_id=str(fm.get("chat_id") or ""),
+    )
+
+
+def _ref_in_scope(ref: SessionRef, scope: Scope) -> bool:
+    s = ref.summary
+    when = s.when
+    fields = {"user_id": s.user_id, "chat_id": s.chat_id, "date": s.date, "time": s.time}
+    return scope.matches(ref.carrier, ref.kind, "conversation", when.date() if when else None, fields)
+
+
+def _key_filter(scope: Scope | None) -> tuple[str | None, str | None]:
+    if scope is None:
+        return None, None
+    where = dict(scope.where)
+    return where.get("user_id"), where.get("chat_id")
+
+
+def _session_item(ref: SessionRef, tier: Tier) -> RecallItem:
+    s = ref.summary
+    return RecallItem(ref.carrier, ref.title, tier, 0.0, "conversation", "conversation", s.date, "", None)
+
+
+def _temporal_item(item: TemporalItem) -> RecallItem:
+    date = item.when.date().isoformat()
+    return RecallItem(item.path, item.title, "temporal", 0.0, "conversation", "conversation", date, "", None)
+
+
+def _by_time(items: list[RecallItem], hot: Sequence[SessionRef], temporal: Sequence[TemporalItem]) -> list[RecallItem]:
+    when: dict[str, dt.datetime] = {t.path: t.when for t in temporal}
+    for ref in hot:
+        stamp = ref.summary.when or session_datetime(ref.summary.date, ref.summary.time)
+        if stamp is not None:
+            when[ref.carrier] = stamp
+    return sorted(items, key=lambda i: (when.get(i.path, dt.datetime.min), i.path), reverse=True)
+
+
+def _distinct(items: Iterable[RecallItem]) -> list[RecallItem]:
+    seen: set[str] = set()
+    out: list[RecallItem] = []
+    for item in items:
+        if item.path not in seen:
+            seen.add(item.path)
+            out.append(item)
+    return out
+
+
+def _link_name(target: str) -> str:
+    name = target.rsplit("/", 1)[-1]
+    return name.removesuffix(".md").casefold()
+
+
+def _names_of(info: NoteInfo) -> set[str]:
+    aliases = info.frontmatter.get("aliases")
+    names = {info.title.casefold()}
+    if isinstance(aliases, list):
+        names.update(str(a).casefold() for a in aliases)
+    elif isinstance(aliases, str):
+        names.add(aliases.casefold())
+    return names
+
+
+def _name_index(hits: Sequence[Hit]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for hit in hits:
+        for name in _names_of(hit.info):
+            out.setdefault(name, []).append(hit.path)
+    return out

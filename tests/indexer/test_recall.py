@@ -1,0 +1,272 @@
+"""The recall engine on real files, a real manifest and a real embedded Chroma store (hashing embedder).
+
+The clock is frozen with `as_of`; sessions are written as an agent writes them: a summary under
+`ops/sessions/<day>/` and a durable conversation note pointing at it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from companion.cli.workspace import Workspace
+from companion.recall import Recall, RecalledContext
+from companion.retention import RetentionPolicy
+from companion.scope import Scope
+from tests.conftest import file_tree, workspace, write
+
+NOW = dt.datetime(2026, 11, 22, 18, 0)
+
+# (day offset from NOW, time, user, chat, slug, what was said)
+SESSIONS = [
+    (
+        -60,
+        "09:00",
+        "alice",
+        "tg",
+        "sourdough",
+        "We fixed the sourdough starter: hydration at 75 percent and rye flour.",
+    ),
+    (-40, "10:00", "alice", "tg", "chalet", "The chalet in Chamonix costs 1764 euros for the week in February."),
+    (-20, "11:00", "bob", "mail", "kitchen", "Bob chose an oak worktop and a Bosch induction hob for the kitchen."),
+    (-9, "12:00", "alice", "tg", "train", "Train tickets from Lyon booked, 116 euros each, seats together."),
+    (-1, "08:00", "alice", "tg", "backup", "Restore test of the backups worked, the Pi container came back."),
+    (-1, "20:00", "alice", "web", "power", "The smart plug says atlas uses 11.8 watts on average."),
+    (0, "07:00", "alice", "tg", "dinner", "Dinner booking for four at La Telecabine on Wednesday."),
+    (0, "09:00", "alice", "tg", "packing", "Packing list for the ski trip: goggles, helmet, gloves."),
+    (0, "10:30", "bob", "mail", "snags", "Snag list for the kitchen: hob drawer, scratched front."),
+]
+
+
+def conversation_path(offset: int, slug: str) -> str:
+    return f"Conversations/{(NOW + dt.timedelta(days=offset)).date()} {slug}.md"
+
+
+def write_vault(root: Path) -> None:
+    write(root, ".obsidian/app.json", "{}")
+    for offset, time, user, chat, slug, said in SESSIONS:
+        day = (NOW + dt.timedelta(days=offset)).date()
+        summary = f"ops/sessions/{day}/{time.replace(':', '')}00-{slug}.md"
+        write(
+            root,
+            summary,
+            f"---\ndate: {day}\nuser_id: {user}\nchat_id: {chat}\ntime: '{time}:00'\n"
+            f"user_msg: Tell me about {slug}\nsentinel_msg: {said}\n---\n\n{said}\n",
+        )
+        write(
+            root,
+            conversation_path(offset, slug),
+            f"---\ntype: conversation\ndate: {day}\ntime: '{time}:00'\nuser_id: {user}\nchat_id: {chat}\n"
+            f"session: {summary}\ntags:\n- {slug}\n---\n\n**{user}:** Tell me about {slug}.\n\n**sentinel:** {said}\n",
+        )
+    write(
+        root,
+        "Memory/Chalet Les Praz.md",
+        "---\ntype: entity\nconfidence: 0.9\n---\n\nThe chalet host is Mme Favre; arrival after 16:00.\n"
+        "Booked in [[" + conversation_path(-40, "chalet").removesuffix(".md") + "]].\n",
+    )
+    write(root, "Projects/Kitchen.md", "Kitchen renovation hub. See [[Memory/Chalet Les Praz]] for nothing.\n")
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
+    root = tmp_path_factory.mktemp("recall") / "vault"
+    write_vault(root)
+    ws = workspace(root, data_dir=tmp_path_factory.mktemp("recall-data"))
+    ws.indexer().sync()
+    yield ws
+    ws.close()
+
+
+def engine(ws: Workspace, **policy: int) -> Recall:
+    recall = ws.recall()
+    recall.policy = RetentionPolicy(**policy)
+    return recall
+
+
+def paths(context: RecalledContext, tier: str | None = None) -> list[str]:
+    return [i.path for i in context.results if tier is None or i.tier == tier]
+
+
+def test_a_session_older_than_the_hot_window_is_recalled(indexed: Workspace) -> None:
+    # Seed 000's regression: the sourdough session is two months old, far outside hot_limit=3 / 2 days.
+    context = engine(indexed).recall("sourdough starter hydration", as_of=NOW)
+    assert context.results[0].path == conversation_path(-60, "sourdough")
+    assert context.results[0].tier == "warm"
+    assert conversation_path(-60, "sourdough") not in {s.path for s in context.sessions}
+
+
+def test_hot_sessions_are_labelled_hot_and_never_repeated_as_warm(indexed: Workspace) -> None:
+    context = engine(indexed).recall("packing list ski trip goggles", as_of=NOW)
+    hot_notes = {
+        conversation_path(0, "packing"),
+        conversation_path(0, "dinner"),
+        conversation_path(-1, "backup"),
+        conversation_path(-1, "power"),
+        conversation_path(0, "snags"),
+    }
+    assert {i.path for i in context.results if i.tier == "hot"} <= hot_notes
+    assert context.results[0].path == conversation_path(0, "packing")
+    assert context.results[0].tier == "hot"
+    assert not hot_notes & {i.path for i in context.warm}
+    assert len(paths(context)) == len(set(paths(context)))
+
+
+def test_the_hot_tier_is_per_session_key_and_newest_first(indexed: Workspace) -> None:
+    context = engine(indexed).recall("anything", as_of=NOW)
+    keys = [(s.user_id, s.chat_id, s.date, s.time) for s in context.sessions]
+    today, yesterday = str(NOW.date()), str((NOW - dt.timedelta(days=1)).date())
+    assert [k for k in keys if k[:2] == ("alice", "tg")] == [
+        ("alice", "tg", today, "09:00:00"),
+        ("alice", "tg", today, "07:00:00"),
+        ("alice", "tg", yesterday, "08:00:00"),
+    ]
+    assert ("alice", "web", yesterday, "20:00:00") in keys and ("bob", "mail", today, "10:30:00") in keys
+    assert context.pushed_out == ()
+    assert all(s.body for s in context.sessions), "hot sessions carry their bodies"
+
+
+def test_lowering_hot_limit_moves_sessions_to_warm(indexed: Workspace) -> None:
+    wide = engine(indexed, hot_limit=3).recall("backup restore Pi container", as_of=NOW)
+    narrow = engine(indexed, hot_limit=1).recall("backup restore Pi container", as_of=NOW)
+    backup = conversation_path(-1, "backup")
+    assert backup in paths(wide, "hot")
+    # Pushed out of hot but still within 48 hours: the temporal tier lists it, and the warm tier never repeats it.
+    assert backup in paths(narrow, "temporal")
+    assert [(s.user_id, s.time) for s in narrow.pushed_out] == [("alice", "07:00:00"), ("alice", "08:00:00")]
+    without_temporal = engine(indexed, hot_limit=1)
+    without_temporal.settings = type(without_temporal.settings)(temporal_context=False)
+    assert backup in paths(without_temporal.recall("backup restore Pi container", as_of=NOW), "warm")
+
+
+def test_as_of_hides_notes_dated_after_it(indexed: Workspace) -> None:
+    earlier = NOW - dt.timedelta(days=30)
+    context = engine(indexed).recall("kitchen oak worktop snag list hob", as_of=earlier)
+    days = [i.date for i in context.results if i.date]
+    assert days and all(d <= str(earlier.date()) for d in days)
+    assert conversation_path(0, "snags") not in paths(context)
+
+
+def test_where_filters_on_any_frontmatter_field(indexed: Workspace) -> None:
+    recall = engine(indexed)
+    bob = recall.recall("kitchen", as_of=NOW, scope=Scope(where=(("user_id", "bob"),)))
+    assert bob.results and all("kitchen" in p or "snags" in p for p in paths(bob))
+    tagged = recall.recall("euros", as_of=NOW, scope=Scope(where=(("tags", "chalet"),)))
+    assert paths(tagged) == [conversation_path(-40, "chalet")]
+    typed = recall.recall("chalet", as_of=NOW, scope=Scope(where=(("type", "entity"),)))
+    assert paths(typed) == ["Memory/Chalet Les Praz.md"]
+    globbed = recall.recall("kitchen", as_of=NOW, scope=Scope(path_glob="Projects/*"))
+    assert paths(globbed) == ["Projects/Kitchen.md"]
+    ranged = recall.recall(
+        "euros", as_of=NOW, scope=Scope(since=(NOW - dt.timedelta(days=10)).date(), until=NOW.date())
+    )
+    assert conversation_path(-40, "chalet") not in paths(ranged)
+    assert conversation_path(-9, "train") in paths(ranged)
+
+
+def test_a_date_in_the_question_boosts_notes_of_that_date(indexed: Workspace) -> None:
+    # "Tell me about" appears in every session; the date decides.
+    when = (NOW + dt.timedelta(days=-20)).date()
+    context = engine(indexed).recall(f"what did we talk about on {when.day} {when:%B}", as_of=NOW)
+    assert context.date_range is not None and context.date_range.start == when
+    assert context.results[0].path == conversation_path(-20, "kitchen")
+    explanation = context.results[0].explanation
+    assert explanation is not None and explanation.date > 0
+
+
+def test_every_score_is_explained_and_adds_up(indexed: Workspace) -> None:
+    context = engine(indexed).recall("chalet Chamonix February", as_of=NOW)
+    assert context.results
+    for item in context.results:
+        e = item.explanation
+        assert e is not None
+        assert e.final == pytest.approx((e.relevance + e.graph + e.date) * e.decay.value)
+        assert item.score == pytest.approx(e.final)
+        assert e.relevance == pytest.approx(e.dense_weight * e.dense_norm + (1 - e.dense_weight) * e.lexical_norm)
+    scores = [i.score for i in context.results]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_confidence_lifts_a_never_accessed_memory_note(indexed: Workspace) -> None:
+    context = engine(indexed).recall("chalet host Favre arrival", as_of=NOW)
+    memory = next(i for i in context.results if i.path == "Memory/Chalet Les Praz.md")
+    assert memory.explanation is not None
+    assert memory.explanation.decay.lift == pytest.approx(0.1 * 0.9)
+
+
+def test_the_graph_links_a_note_to_the_session_it_cites(indexed: Workspace) -> None:
+    context = engine(indexed).recall("chalet host Favre arrival", as_of=NOW)
+    chalet = next(i for i in context.results if i.path == conversation_path(-40, "chalet"))
+    assert chalet.explanation is not None
+    assert chalet.explanation.graph > 0
+    assert chalet.explanation.graph_via == "Memory/Chalet Les Praz.md"
+
+
+def test_recording_an_access_changes_the_decay(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write_vault(root)
+    ws = workspace(root)
+    try:
+        ws.indexer().sync()
+        recall = ws.recall()
+        target = conversation_path(-60, "sourdough")
+        before = next(i for i in recall.recall("sourdough", as_of=NOW).results if i.path == target)
+        recall.record([target], NOW.astimezone() - dt.timedelta(days=30))
+        after = next(i for i in recall.recall("sourdough", as_of=NOW).results if i.path == target)
+        assert before.explanation is not None and after.explanation is not None
+        assert before.explanation.decay.days_since_access is None
+        assert after.explanation.access.access_count == 1
+        assert after.explanation.decay.days_since_access == pytest.approx(30, abs=0.01)
+        assert after.explanation.decay.value == pytest.approx(0.5 + 0.008)
+    finally:
+        ws.close()
+
+
+def test_temporal_tier_lists_recent_sessions_not_hot_and_not_repeated(indexed: Workspace) -> None:
+    context = engine(indexed, hot_limit=1).recall("packing list ski trip", as_of=NOW)
+    temporal = {t.path for t in context.temporal}
+    hot_paths = {i.path for i in context.results if i.tier == "hot"}
+    assert temporal and not temporal & hot_paths
+    assert not temporal & {i.path for i in context.warm}
+    when = [t.when for t in context.temporal]
+    assert when == sorted(when, reverse=True)
+    assert all(NOW - t.when <= dt.timedelta(hours=48) for t in context.temporal)
+
+
+def test_the_temporal_tier_can_be_switched_off(indexed: Workspace) -> None:
+    recall = engine(indexed, hot_limit=1)
+    recall.settings = type(recall.settings)(temporal_context=False)
+    assert recall.recall("packing list", as_of=NOW).temporal == ()
+
+
+def test_a_recap_lists_recent_sessions_first_by_time(indexed: Workspace) -> None:
+    context = engine(indexed, hot_limit=1).recall("what did we talk about recently?", as_of=NOW)
+    assert context.recap
+    recent = [i for i in context.results if i.tier in {"hot", "temporal"}]
+    assert recent and list(context.results[: len(recent)]) == recent
+    dates = [(i.date or "") for i in recent]
+    assert dates == sorted(dates, reverse=True)
+    assert any(t.summary for t in context.temporal), "a recap includes summaries"
+
+
+def test_recall_recent_is_newest_first_within_the_hours(indexed: Workspace) -> None:
+    items = engine(indexed).recall_recent(hours=24, limit=10, as_of=NOW)
+    assert [t.path for t in items] == [
+        conversation_path(0, "snags"),
+        conversation_path(0, "packing"),
+        conversation_path(0, "dinner"),
+        conversation_path(-1, "power"),
+    ]
+    assert len(engine(indexed).recall_recent(hours=48, limit=2, as_of=NOW)) == 2
+
+
+def test_recall_never_writes_to_the_vault(indexed: Workspace) -> None:
+    before = file_tree(indexed.root)
+    recall = engine(indexed)
+    recall.recall("chalet", as_of=NOW)
+    recall.recall("what did we talk about recently", as_of=NOW)
+    recall.record(["Memory/Chalet Les Praz.md"])
+    assert file_tree(indexed.root) == before
