@@ -7,6 +7,7 @@ The clock is frozen with `as_of`; sessions are written as an agent writes them: 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def write_vault(root: Path) -> None:
             root,
             summary,
             f"---\ndate: {day}\nuser_id: {user}\nchat_id: {chat}\ntime: '{time}:00'\n"
-            f"user_msg: Tell me about {slug}\nsentinel_msg: {said}\n---\n\n{said}\n",
+            f"user_msg: Tell me about {slug}\nsentinel_msg: {json.dumps(said)}\n---\n\n{said}\n",
         )
         write(
             root,

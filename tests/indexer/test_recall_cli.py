@@ -1,0 +1,238 @@
+"""`recall`, `recall --batch`, `recent`, `context`, `graph` and `eval` as a user runs them: real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from indexer.manifest import Manifest
+from tests.conftest import file_tree, workspace, write
+from tests.indexer.test_recall import NOW, conversation_path, write_vault
+
+REPO = Path(__file__).resolve().parents[2]
+AS_OF = NOW.isoformat()
+
+
+def _companion(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "companion", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        input=stdin,
+        env=dict(os.environ),
+    )
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("cli") / "vault"
+    write_vault(root)
+    write(root, ".companion/companion.yaml", "embedding:\n  provider: hash\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory, vault: Path) -> str:
+    path = str(tmp_path_factory.mktemp("cli-data"))
+    out = _companion("index", "--vault", str(vault), "--data-dir", path)
+    assert out.returncode == 0, out.stderr
+    return path
+
+
+def _run(vault: Path, data_dir: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return _companion(*args, "--vault", str(vault), "--data-dir", data_dir, stdin=stdin)
+
+
+def test_recall_json_has_tiers_scores_and_explanations(vault: Path, data_dir: str) -> None:
+    out = _run(vault, data_dir, "recall", "sourdough starter hydration", "--as-of", AS_OF, "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    first = data["results"][0]
+    assert first["path"] == conversation_path(-60, "sourdough") and first["tier"] == "warm"
+    assert set(first["explanation"]) >= {"dense", "lexical", "graph", "date", "decay", "final"}
+    assert first["score"] == pytest.approx(first["explanation"]["final"], abs=1e-5)
+    assert {s["user_id"] for s in data["hot"]} == {"alice", "bob"}
+    assert data["as_of"] == AS_OF
+
+
+def test_recall_where_and_path_filters(vault: Path, data_dir: str) -> None:
+    out = _run(vault, data_dir, "recall", "kitchen", "--where", "user_id=bob", "--as-of", AS_OF, "--json")
+    data = json.loads(out.stdout)
+    assert data["results"] and all(r["path"].startswith("Conversations/") for r in data["results"])
+    bad = _run(vault, data_dir, "recall", "kitchen", "--where", "no-equals-sign")
+    assert bad.returncode == 2 and "FIELD=VALUE" in bad.stderr
+
+
+def test_recall_text_output_explains(vault: Path, data_dir: str) -> None:
+    out = _run(vault, data_dir, "recall", "chalet host Favre", "--as-of", AS_OF, "--explain")
+    assert out.returncode == 0, out.stderr
+    assert "Memory/Chalet Les Praz.md" in out.stdout
+    assert "decay" in out.stdout and "final" in out.stdout
+
+
+def test_batch_answers_every_line_in_order_and_reports_bad_lines(vault: Path, data_dir: str) -> None:
+    lines = [
+        {"id": "a", "query": "sourdough starter hydration", "as_of": AS_OF},
+        {"id": "b", "query": "kitchen worktop", "k": 2, "where": {"user_id": "bob"}, "as_of": AS_OF},
+        "not json",
+        {"id": "d", "query": 42},
+        {"id": "e", "query": "chalet", "as_of": "yesterday-ish"},
+        {"id": "f", "query": "train tickets Lyon", "as_of": AS_OF},
+    ]
+    text = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n"
+    out = _run(vault, data_dir, "recall", "--batch", "-", stdin=text)
+    assert out.returncode == 1, "a failed line makes the exit code non-zero"
+    assert "3 of 6 batch lines failed" in out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["id"] for r in rows] == ["a", "b", "line 3", "d", "e", "f"]
+    assert rows[0]["results"][0]["path"] == conversation_path(-60, "sourdough")
+    assert len(rows[1]["results"]) <= 2
+    assert all(
+        r["path"] in {conversation_path(-20, "kitchen"), conversation_path(0, "snags")} for r in rows[1]["results"]
+    )
+    for bad in rows[2:5]:
+        assert bad["error"] and bad["results"] == []
+    for row in (rows[0], rows[1], rows[5]):
+        found = [r["path"] for r in row["results"]]
+        assert len(found) == len(set(found)), "distinct notes"
+        assert all(r["tier"] in {"hot", "warm", "temporal"} and isinstance(r["score"], float) for r in row["results"])
+        scores = [r["score"] for r in row["results"] if r["tier"] == "warm"]
+        assert scores == sorted(scores, reverse=True)
+
+
+def test_batch_file_gives_the_same_answers_as_single_recalls(vault: Path, data_dir: str, tmp_path: Path) -> None:
+    questions = ["chalet Chamonix February", "oak worktop", "backup restore"]
+    batch = tmp_path / "q.jsonl"
+    batch.write_text("".join(json.dumps({"id": q, "query": q, "as_of": AS_OF}) + "\n" for q in questions))
+    out = _run(vault, data_dir, "recall", "--batch", str(batch))
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    for q, row in zip(questions, rows, strict=True):
+        single = json.loads(_run(vault, data_dir, "recall", q, "--as-of", AS_OF, "--json").stdout)
+        assert [r["path"] for r in row["results"]] == [r["path"] for r in single["results"]]
+
+
+def test_batch_and_replays_record_no_access_but_a_single_recall_does(vault: Path, data_dir: str) -> None:
+    access = Path(data_dir)
+    _run(vault, data_dir, "recall", "--batch", "-", stdin=json.dumps({"id": "x", "query": "sourdough"}) + "\n")
+    _run(vault, data_dir, "recall", "sourdough", "--as-of", AS_OF)
+    files = list(access.rglob("access.sqlite"))
+    counted = 0
+    for f in files:
+        counted += sqlite3.connect(f).execute("SELECT count(*) FROM access").fetchone()[0]
+    assert counted == 0
+    _run(vault, data_dir, "recall", "sourdough", "--k", "2")
+    files = list(access.rglob("access.sqlite"))
+    counted = sum(sqlite3.connect(f).execute("SELECT count(*) FROM access").fetchone()[0] for f in files)
+    assert counted == 2
+
+
+def test_recent_lists_completed_sessions_newest_first(vault: Path, data_dir: str) -> None:
+    out = _run(vault, data_dir, "recent", "--hours", "24", "--as-of", AS_OF, "--json")
+    assert out.returncode == 0, out.stderr
+    sessions = json.loads(out.stdout)["sessions"]
+    assert [s["path"] for s in sessions][:2] == [conversation_path(0, "snags"), conversation_path(0, "packing")]
+    assert all(s["summary"] for s in sessions)
+
+
+def test_context_respects_the_budget_and_keeps_policy(vault: Path, data_dir: str) -> None:
+    for budget in ("60", "400"):
+        out = _run(vault, data_dir, "context", "what did the chalet cost?", "--budget", budget, "--json")
+        assert out.returncode == 0, out.stderr
+        data = json.loads(out.stdout)
+        assert data["tokens"] <= int(budget)
+        kinds = [p["kind"] for p in data["kept"]]
+        assert kinds[:2] == ["policy", "instruction"]
+        assert data["tokenizer"].startswith("wordpiece")
+    too_small = _run(vault, data_dir, "context", "hello", "--budget", "5")
+    assert too_small.returncode == 2 and "over the budget" in too_small.stderr
+
+
+def test_graph_shows_links_backlinks_and_unresolved(vault: Path, data_dir: str) -> None:
+    write(vault, "Projects/Dangling.md", "Links to [[Nowhere]] and [[Projects/Kitchen]].\n")
+    out = _run(vault, data_dir, "graph", "Dangling", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["note"] == "Projects/Dangling.md"
+    assert {(o["target"], o["resolved"]) for o in data["outlinks"]} == {("Nowhere", False), ("Projects/Kitchen", True)}
+    chalet = json.loads(_run(vault, data_dir, "graph", "Memory/Chalet Les Praz.md", "--json").stdout)
+    assert "Projects/Kitchen.md" in chalet["backlinks"]
+    assert any(n["path"] == "Projects/Dangling.md" and n["hops"] == 2 for n in chalet["neighbours"])
+    missing = _run(vault, data_dir, "graph", "No such note")
+    assert missing.returncode == 2 and "no note called" in missing.stderr
+
+
+def test_query_commands_never_write_to_the_vault(vault: Path, data_dir: str) -> None:
+    before = file_tree(vault)
+    _run(vault, data_dir, "recall", "chalet")
+    _run(vault, data_dir, "recent")
+    _run(vault, data_dir, "context", "chalet")
+    _run(vault, data_dir, "graph", "Memory/Chalet Les Praz.md")
+    assert file_tree(vault) == before
+
+
+def test_eval_scores_the_companion_beside_bm25_and_dense(vault: Path, data_dir: str, tmp_path: Path) -> None:
+    questions = tmp_path / "q.jsonl"
+    rows = [
+        {"id": "1", "query": "sourdough hydration", "evidence": [conversation_path(-60, "sourdough")], "label": "a"},
+        {"id": "2", "query": "oak worktop", "evidence": [conversation_path(-20, "kitchen")], "label": "b"},
+    ]
+    questions.write_text("".join(json.dumps({**r, "as_of": AS_OF}) + "\n" for r in rows))
+    out = _run(vault, data_dir, "eval", str(questions), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert set(data["overall"]) == {"hybrid", "bm25", "dense"}
+    assert data["overall"]["hybrid"]["recall@1"] == 1.0
+    assert set(data["by_label"]["hybrid"]) == {"a", "b"}
+    questions.write_text('{"id": "x", "query": "q", "evidence": []}\n')
+    bad = _run(vault, data_dir, "eval", str(questions))
+    assert bad.returncode == 2 and "line 1" in bad.stderr and "evidence" in bad.stderr
+
+
+def test_an_index_from_schema_1_is_upgraded_without_re_embedding(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write_vault(root)
+    ws = workspace(root)
+    try:
+        ws.indexer().sync()
+        path = ws.manifest.path
+        ws.close()
+        db = sqlite3.connect(path)
+        db.execute("ALTER TABLE notes DROP COLUMN fields")
+        db.execute("ALTER TABLE notes DROP COLUMN links")
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'schema'")
+        db.commit()
+        db.close()
+        Manifest(path).close()
+        report = ws.indexer().sync()
+        assert report.chunks_embedded == 0 and report.notes_indexed > 0
+        record = ws.manifest.note("Memory/Chalet Les Praz.md")
+        assert record is not None and record.frontmatter["confidence"] == 0.9 and record.link_targets
+    finally:
+        ws.close()
+
+
+@pytest.mark.model
+def test_on_the_evaluation_set_the_companion_beats_bm25(tmp_path: Path) -> None:
+    # The real model on the project's own evaluation set (eval/): a measurement, so it can fail.
+    out = _companion(
+        "eval",
+        str(REPO / "eval" / "questions.jsonl"),
+        "--vault",
+        str(REPO / "eval" / "vault"),
+        "--data-dir",
+        str(tmp_path),
+        "--json",
+    )
+    assert out.returncode == 0, out.stderr
+    overall = json.loads(out.stdout)["overall"]
+    assert overall["hybrid"]["recall@5"] > overall["bm25"]["recall@5"]
+    assert overall["hybrid"]["mrr"] > overall["bm25"]["mrr"]
+    assert overall["hybrid"]["questions"] >= 60
