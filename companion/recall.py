@@ -28,7 +28,7 @@ from companion.hot import local_moment, partition_hot, window_start
 from companion.retention import RetentionPolicy
 from companion.scope import Scope
 from companion.sessions import SessionSummary, session_datetime
-from companion.temporal import TemporalItem, recap_boost, recent_items
+from companion.temporal import TemporalItem, is_pure_recap, recap_boost, recent_items
 from companion.vault import ObsidianVault
 
 Tier = Literal["hot", "warm", "temporal"]
@@ -148,7 +148,8 @@ class RecalledContext:
     results: tuple[RecallItem, ...]
     """Every recalled note once, best first, with its tier."""
     recap: bool
-    """True when the question asks for a recap (seed 002): the temporal tier is boosted and sorted by time."""
+    """True when the question asks for a recap (seed 002): the temporal tier is boosted, with summaries; a recap
+    with no topic also lists recent sessions first, by time."""
     date_range: DateRange | None
     """The dates the question names, when it names any."""
 
@@ -259,6 +260,7 @@ class Recall:
         # "What did we talk about on 2 May?" is a recap of that day, not of the last two: the date decides.
         recent_range = date_range is None or date_range.end >= moment.date() - dt.timedelta(days=1)
         recap = recap_boost(query) and recent_range
+        by_time = recap and is_pure_recap(query)
 
         hot_refs, pushed_refs = self.hot(as_of, scope)
         temporal: list[TemporalItem] = []
@@ -286,8 +288,8 @@ class Recall:
         matched = [replace(item, tier=tier_of.get(item.path, "warm")) for item in scored]
         warm = tuple(item for item in matched if item.tier == "warm")[: self.policy.warm_results]
 
-        if recap:
-            # A recap is about time, not meaning: recent sessions first, newest first, then the best matches.
+        if by_time:
+            # A recap with no topic is about time, not meaning: recent sessions first, newest first, then matches.
             recent = [_session_item(r, "hot") for r in hot_refs] + [_temporal_item(t) for t in temporal]
             recent_paths = {i.path for i in recent}
             recent = _by_time(recent, hot_refs, temporal)

@@ -124,8 +124,11 @@ def note_day(value: Any) -> dt.date | None:
 
 
 def _holds(value: Any, wanted: str) -> bool:
+    # A list holds when one item does, a mapping when one value does (as the index's json_each walks them).
     if isinstance(value, list):
         return any(_holds(item, wanted) for item in value)
+    if isinstance(value, Mapping):
+        return any(_holds(item, wanted) for item in value.values())
     if value is None:
         return False
     return _text(value).casefold() == wanted.casefold()

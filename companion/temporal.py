@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from companion.sessions import SessionSummary
+from companion.words import STOPWORDS
 
 RECAP_PATTERNS = frozenset(
     {
@@ -86,6 +87,80 @@ def temporal_recency(text: str) -> float:
 def recap_boost(text: str) -> bool:
     """Seed 002's trigger for the budget boost: a recap pattern, or `temporal_recency > 0.5`."""
     return is_recap(text) or temporal_recency(text) > 0.5
+
+
+# Words of recap questions themselves: what is left once they and stopwords are gone is the question's topic.
+_RECAP_VOCABULARY = frozenset(
+    [
+        "recap",
+        "recaps",
+        "catch",
+        "talk",
+        "talked",
+        "talking",
+        "discuss",
+        "discussed",
+        "discussing",
+        "chat",
+        "chatted",
+        "chatting",
+        "cover",
+        "covered",
+        "conversation",
+        "conversations",
+        "session",
+        "sessions",
+        "last",
+        "time",
+        "times",
+        "previous",
+        "recently",
+        "recent",
+        "lately",
+        "latest",
+        "remind",
+        "said",
+        "say",
+        "left",
+        "off",
+        "summary",
+        "summarise",
+        "summarize",
+        "please",
+        "us",
+        "again",
+        "tell",
+        "everything",
+        "things",
+        "stuff",
+        "earlier",
+        "today",
+        "yesterday",
+        "week",
+        "days",
+        "hours",
+        "ago",
+        "lot",
+        "quick",
+        "quickly",
+    ]
+)
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def topic_words(text: str) -> list[str]:
+    """The words of a question that say what it is about (neither recap wording nor stopwords)."""
+    return [w for w in _TOKEN.findall(text.lower()) if w not in STOPWORDS and w not in _RECAP_VOCABULARY]
+
+
+def is_pure_recap(text: str) -> bool:
+    """A recap with no topic ("what did we talk about recently?"): answered by time alone, newest first.
+
+    "Remind me what we said last time about the boiler" is a recap wording around a topic; ranking it by time
+    would bury the boiler under whatever came last, so it is ranked by relevance (the recap boost still widens
+    the temporal tier).
+    """
+    return recap_boost(text) and len(topic_words(text)) <= 1
 
 
 def recent_items(

@@ -10,6 +10,7 @@ records the result; whatever is left in it after a crash is undone on the next s
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -141,25 +142,39 @@ def scope_sql(scope: Scope | None) -> tuple[str, list[str]]:
                 "title": "notes.title",
                 "date": "substr(coalesce(notes.date, ''), 1, 10)",
             }[key]
-            conds.append(f"lower({column}) = lower(?)")
+            conds.append(f"casefold({column}) = casefold(?)")
             params.append(value)
         else:
             # A list field holds when one item matches; json_each walks a scalar as a single row.
             conds.append(
-                "EXISTS (SELECT 1 FROM json_each(notes.fields, ?) AS j WHERE "
-                "lower(CASE WHEN j.type IN ('true', 'false') THEN j.type ELSE CAST(j.value AS TEXT) END) = lower(?))"
+                "EXISTS (SELECT 1 FROM json_each(notes.fields, ?) AS j WHERE casefold("
+                "CASE WHEN j.type IN ('true', 'false') THEN j.type ELSE CAST(j.value AS TEXT) END) = casefold(?))"
             )
             params.extend([_json_path(key), value])
+    # A date that does not start with YYYY-MM-DD counts as no date, as `note_day` reads it.
+    dated = f"coalesce(notes.date, '') GLOB '{_DAY_GLOB}'"
     if scope.since is not None:
-        conds.append("notes.date IS NOT NULL AND substr(notes.date, 1, 10) >= ?")
+        conds.append(f"{dated} AND substr(notes.date, 1, 10) >= ?")
         params.append(scope.since.isoformat())
     if scope.until is not None:
-        conds.append("(coalesce(notes.date, '') = '' OR substr(notes.date, 1, 10) <= ?)")
+        conds.append(f"(NOT {dated} OR substr(notes.date, 1, 10) <= ?)")
         params.append(scope.until.isoformat())
     if scope.path_glob:
         conds.append("notes.path GLOB ?")
-        params.append(scope.path_glob)
+        params.append(sqlite_glob(scope.path_glob))
     return " AND ".join(conds), params
+
+
+def _casefold(value: object) -> object:
+    return value.casefold() if isinstance(value, str) else value
+
+
+_DAY_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*"
+
+
+def sqlite_glob(pattern: str) -> str:
+    """An `fnmatch` pattern in SQLite's GLOB dialect, which negates a class with `[^...]` instead of `[!...]`."""
+    return re.sub(r"\[!", "[^", pattern)
 
 
 def _json_path(key: str) -> str:
@@ -179,6 +194,8 @@ class Manifest:
             # FULL, not NORMAL: the write journal must survive a power cut, not only a killed process.
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA busy_timeout=5000")
+            # SQLite's lower() folds ASCII only; filters fold case as Python does, for every script.
+            self._db.create_function("casefold", 1, _casefold, deterministic=True)
             self._db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise StoreError(
