@@ -165,7 +165,7 @@ def scope_sql(scope: Scope | None) -> tuple[str, list[str]]:
     return " AND ".join(conds), params
 
 
-def _casefold(value: object) -> object:
+def _casefold(value: str | int | float | None) -> str | int | float | None:
     return value.casefold() if isinstance(value, str) else value
 
 
