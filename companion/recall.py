@@ -209,7 +209,11 @@ class Recall:
     ) -> tuple[list[SessionRef], list[SessionRef]]:
         """(hot, pushed out) session refs at `as_of` under the policy, newest first."""
         moment = local_moment(as_of)
-        refs = self.sessions_since(window_start(self.policy, moment), moment, scope)
+        return self._partition(self.sessions_since(window_start(self.policy, moment), moment, scope), moment, scope)
+
+    def _partition(
+        self, refs: Sequence[SessionRef], moment: dt.datetime, scope: Scope | None
+    ) -> tuple[list[SessionRef], list[SessionRef]]:
         user_id, chat_id = _key_filter(scope)
         split = partition_hot([r.summary for r in refs], self.policy, moment, user_id=user_id, chat_id=chat_id)
         by_summary = {r.summary.path: r for r in refs}
@@ -228,8 +232,12 @@ class Recall:
         hours = self.settings.recent_hours if hours is None else hours
         limit = self.settings.recent_limit if limit is None else limit
         moment = local_moment(as_of)
-        first_day = (moment - dt.timedelta(hours=hours)).date()
-        refs = self.sessions_since(first_day, moment, scope)
+        refs = self.sessions_since((moment - dt.timedelta(hours=hours)).date(), moment, scope)
+        return self._recent(refs, moment, hours, limit, summaries)
+
+    def _recent(
+        self, refs: Sequence[SessionRef], moment: dt.datetime, hours: float, limit: int, summaries: bool
+    ) -> list[TemporalItem]:
         return recent_items(
             ((r.summary, r.carrier, r.title) for r in refs),
             moment,
@@ -248,8 +256,13 @@ class Recall:
         k: int | None = None,
         as_of: dt.datetime | None = None,
         scope: Scope | None = None,
+        bodies: bool = False,
     ) -> RecalledContext:
-        """Recall for one question at `as_of` (now when None), within `scope`."""
+        """Recall for one question at `as_of` (now when None), within `scope`.
+
+        Hot sessions built from conversation notes carry their bodies only with `bodies` (context assembly
+        needs them; ranking does not, and reading them costs a file read each).
+        """
         k = k or self.policy.warm_results
         scope = scope or Scope()
         moment = local_moment(as_of)
@@ -262,22 +275,17 @@ class Recall:
         recap = recap_boost(query) and recent_range
         by_time = recap and is_pure_recap(query)
 
-        hot_refs, pushed_refs = self.hot(as_of, scope)
+        # One read of the sessions serves both the hot and the temporal tier (seed 002's boost doubles the hours).
+        hours = self.settings.recent_hours * (2 if recap else 1)
+        first_day = min(window_start(self.policy, moment), (moment - dt.timedelta(hours=hours)).date())
+        refs = self.sessions_since(first_day, moment, scope)
+        hot_refs, pushed_refs = self._partition(refs, moment, scope)
         temporal: list[TemporalItem] = []
         if self.settings.temporal_context or recap:
             hot_paths = {p for r in hot_refs for p in r.paths}
             limit = self.settings.recent_limit * (2 if recap else 1)
-            temporal = [
-                t
-                for t in self.recall_recent(
-                    self.settings.recent_hours * (2 if recap else 1),
-                    limit + len(hot_refs),
-                    as_of=as_of,
-                    scope=scope,
-                    summaries=recap,
-                )
-                if t.path not in hot_paths
-            ][:limit]
+            recent = self._recent(refs, moment, hours, limit + len(hot_refs), recap)
+            temporal = [t for t in recent if t.path not in hot_paths][:limit]
 
         scored = self._score(query, k, moment, scope, date_range, len(hot_refs) + len(temporal))
         tier_of: dict[str, Tier] = {}
@@ -290,13 +298,12 @@ class Recall:
 
         if by_time:
             # A recap with no topic is about time, not meaning: recent sessions first, newest first, then matches.
-            recent = [_session_item(r, "hot") for r in hot_refs] + [_temporal_item(t) for t in temporal]
-            recent_paths = {i.path for i in recent}
-            recent = _by_time(recent, hot_refs, temporal)
-            results = recent + [i for i in matched if i.path not in recent_paths]
+            latest = [_session_item(r, "hot") for r in hot_refs] + [_temporal_item(t) for t in temporal]
+            latest_paths = {i.path for i in latest}
+            results = _by_time(latest, hot_refs, temporal) + [i for i in matched if i.path not in latest_paths]
         else:
             results = matched
-        hot_sessions = tuple(self._with_body(r.summary) for r in hot_refs)
+        hot_sessions = tuple(self._with_body(r.summary) if bodies else r.summary for r in hot_refs)
         return RecalledContext(
             query=query,
             as_of=moment,
@@ -422,16 +429,16 @@ class Recall:
         if weight <= 0:
             return {}, {}
         names = _name_index(hits)
+        links_of = {h.path: {_link_name(t) for t in h.info.links} for h in hits}
         boost: dict[str, float] = {}
         via: dict[str, str] = {}
         strongest = sorted(hits, key=lambda h: -h.score)[:_GRAPH_SOURCES]
         for source in strongest:
             linked: set[str] = set()
-            for target in source.info.links:
-                linked.update(names.get(_link_name(target), ()))
-            for other in hits:
-                if any(_link_name(t) in _names_of(source.info) for t in other.info.links):
-                    linked.add(other.path)
+            for name in links_of[source.path]:
+                linked.update(names.get(name, ()))
+            own = _names_of(source.info)
+            linked.update(h.path for h in hits if links_of[h.path] & own)
             linked.discard(source.path)
             for path in linked:
                 gain = weight * source.score

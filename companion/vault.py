@@ -26,6 +26,7 @@ from companion.retention import RetentionPolicy
 from companion.sessions import SessionSummary, read_session
 
 _DAY_FOLDER = re.compile(r"\d{4}-\d{2}-\d{2}")
+_SESSION_CACHE = 4096  # parsed session summaries kept between calls
 _READ_CHUNK = 1 << 20
 
 
@@ -66,6 +67,7 @@ class ObsidianVault:
         self._include = compile_globs(self.config.index.include)
         self._exclude = compile_globs(self.config.index.exclude)
         self._graph: VaultGraph | None = None
+        self._session_cache: dict[str, tuple[tuple[int, int, int], SessionSummary]] = {}
 
     # -- what is in the vault
     # -------------------------------------------------------------------------
@@ -281,7 +283,8 @@ class ObsidianVault:
         """Session summaries under `<sessions folder>/<YYYY-MM-DD>/`, newest first by (date, time).
 
         Folders whose name is not a date are skipped; broken notes are skipped and added to
-        `problems`.
+        `problems`. Summaries are kept between calls and re-read only when their file's stat changes, so
+        recall can ask for the hot window on every question.
         """
         base = self.config.sessions.folder.strip("/")
         try:
@@ -293,18 +296,29 @@ class ObsidianVault:
         for day, day_path in self._day_folders(base, folder, since):
             try:
                 with os.scandir(day_path) as iterator:
-                    names = sorted(e.name for e in iterator if not e.name.startswith("."))
+                    entries = sorted(
+                        ((e.name, e.stat()) for e in iterator if not e.name.startswith(".") and e.name.endswith(".md")),
+                        key=lambda pair: pair[0],
+                    )
             except OSError as exc:
                 self.problems.append((f"{base}/{day}", f"cannot read folder: {exc.strerror or exc}"))
                 continue
-            for name in names:
-                if not name.endswith(".md"):
-                    continue
+            for name, info in entries:
                 rel = f"{base}/{day}/{name}"
+                stamp = (info.st_mtime_ns, info.st_size, info.st_ctime_ns)
+                cached = self._session_cache.get(rel)
+                if cached is not None and cached[0] == stamp:
+                    summaries.append(cached[1])
+                    continue
                 try:
-                    summaries.append(read_session(rel, self.read_note(rel)))
+                    summary = read_session(rel, self.read_note(rel))
                 except NoteError as exc:
                     self.problems.append((exc.path, exc.reason))
+                    continue
+                if len(self._session_cache) >= _SESSION_CACHE:
+                    self._session_cache.clear()
+                self._session_cache[rel] = (stamp, summary)
+                summaries.append(summary)
         summaries.sort(key=lambda s: (s.when or dt.datetime.min, s.date, s.time, s.path), reverse=True)
         return summaries
 
@@ -335,23 +349,24 @@ class ObsidianVault:
         return await asyncio.to_thread(self.recent_sessions, user_id, policy, chat_id=chat_id, now=now)
 
     def _day_folders(self, base: str, folder: Path, since: dt.date | None) -> list[tuple[str, Path]]:
+        # ISO day names sort as dates, so older folders are skipped by comparing names, without a stat.
+        first = since.isoformat() if since is not None else ""
         try:
             with os.scandir(folder) as iterator:
-                entries = [(e.name, Path(e.path)) for e in iterator if e.is_dir()]
+                names = [e.name for e in iterator if e.name >= first and _DAY_FOLDER.fullmatch(e.name)]
         except FileNotFoundError:
             return []
         except OSError as exc:
             self.problems.append((base, f"cannot read folder: {exc.strerror or exc}"))
             return []
         days: list[tuple[str, Path]] = []
-        for name, path in entries:
-            if not _DAY_FOLDER.fullmatch(name):
-                continue
+        for name in names:
             try:
-                day = dt.date.fromisoformat(name)
+                dt.date.fromisoformat(name)
             except ValueError:
                 continue
-            if since is None or day >= since:
+            path = folder / name
+            if path.is_dir():
                 days.append((name, path))
         return days
 

@@ -9,6 +9,7 @@ records the result; whatever is left in it after a crash is undone on the next s
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import sqlite3
@@ -61,6 +62,7 @@ CREATE TABLE IF NOT EXISTS skipped (
 );
 CREATE TABLE IF NOT EXISTS pending (id TEXT PRIMARY KEY);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, body, tokenize = 'porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_terms USING fts5vocab(fts, 'row');
 """
 
 
@@ -154,8 +156,12 @@ def scope_sql(scope: Scope | None) -> tuple[str, list[str]]:
     # A date that does not start with YYYY-MM-DD counts as no date, as `note_day` reads it.
     dated = f"coalesce(notes.date, '') GLOB '{_DAY_GLOB}'"
     if scope.since is not None:
-        conds.append(f"{dated} AND substr(notes.date, 1, 10) >= ?")
-        params.append(scope.since.isoformat())
+        # `notes.date >= ?` repeats the test in a form the date index can serve (a range scan, not a full scan).
+        conds.append(f"notes.date >= ? AND {dated} AND substr(notes.date, 1, 10) >= ?")
+        params.extend([scope.since.isoformat(), scope.since.isoformat()])
+        if scope.until is not None:
+            conds.append("notes.date < ?")
+            params.append((scope.until + dt.timedelta(days=1)).isoformat())
     if scope.until is not None:
         conds.append(f"(NOT {dated} OR substr(notes.date, 1, 10) <= ?)")
         params.append(scope.until.isoformat())
@@ -327,6 +333,16 @@ class Manifest:
         ).fetchone()
         return None if row is None else ChunkRecord(*row)
 
+    def chunk_ids_of(self, paths: Iterable[str]) -> list[str]:
+        """The chunk ids of the given notes."""
+        wanted = list(dict.fromkeys(paths))
+        out: list[str] = []
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            out.extend(str(r[0]) for r in self._db.execute(f"SELECT id FROM chunks WHERE path IN ({marks})", part))
+        return out
+
     def chunk_ids(self) -> set[str]:
         """Every chunk id the manifest holds."""
         return {str(r[0]) for r in self._db.execute("SELECT id FROM chunks")}
@@ -339,6 +355,10 @@ class Manifest:
     def pending(self) -> list[str]:
         """Chunk ids left in the journal by an interrupted write."""
         return [str(r[0]) for r in self._db.execute("SELECT id FROM pending")]
+
+    def note_count(self) -> int:
+        """Notes indexed."""
+        return int(self._db.execute("SELECT count(*) FROM notes").fetchone()[0])
 
     def counts(self) -> tuple[int, int]:
         """(notes, chunks) indexed."""
@@ -360,6 +380,14 @@ class Manifest:
         except sqlite3.OperationalError as exc:
             raise StoreError(f"Lexical search failed for {match!r}: {exc}") from exc
         return [(str(p), float(s)) for p, s in rows]
+
+    def doc_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many notes hold each (already tokenised) term; terms absent from the index are left out."""
+        if not terms:
+            return {}
+        marks = ",".join("?" * len(terms))
+        rows = self._db.execute(f"SELECT term, doc FROM fts_terms WHERE term IN ({marks})", list(terms))
+        return {str(t): int(d) for t, d in rows}
 
     def paths_in_scope(self, scope: Scope) -> set[str]:
         """The indexed notes a scope lets through."""

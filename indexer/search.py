@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -14,7 +13,7 @@ from companion.candidates import Hit, NoteInfo
 from companion.config import RecallConfig
 from companion.embeddings import Embedder
 from companion.fusion import fuse
-from companion.scope import Scope
+from companion.scope import Scope, note_day
 from companion.words import STOPWORDS
 from indexer.manifest import Manifest, NoteRecord
 from indexer.store import VectorStore
@@ -22,21 +21,25 @@ from indexer.store import VectorStore
 _TERM = re.compile(r"\w+", re.UNICODE)
 
 
-def fts_query(text: str) -> str:
-    """An FTS5 MATCH expression that ORs the query's words, quoted so no word is read as syntax.
-
-    Stopwords are dropped unless the query holds nothing else.
-    """
+def query_terms(text: str) -> list[str]:
+    """The query's distinct lower-cased words; stopwords are dropped unless the query holds nothing else."""
     terms = list(dict.fromkeys(t.lower() for t in _TERM.findall(text)))
-    kept = [t for t in terms if t not in STOPWORDS] or terms
-    return " OR ".join(f'"{t}"' for t in kept)
+    return [t for t in terms if t not in STOPWORDS] or terms
+
+
+def fts_query(text: str | Sequence[str]) -> str:
+    """An FTS5 MATCH expression that ORs the query's words (or the given terms), quoted so none is read as syntax."""
+    terms = query_terms(text) if isinstance(text, str) else list(text)
+    return " OR ".join(f'"{t}"' for t in terms)
 
 
 DENSE_WEIGHT = RecallConfig.dense_weight
 """Share of the dense side in the fused score (the rest is BM25); the config's default."""
 
-_NATIVE_KEYS = {"kind": "kind", "type": "type", "user_id": "user_id", "chat_id": "chat_id"}
-_IN_LIMIT = 2000  # largest path list sent to Chroma as `$in`; past it, ask for more and filter here
+_EXACT_LIMIT = 1500  # a scope with at most this many chunks is searched exactly, from their stored vectors
+_MAX_FETCH = 5000  # most chunks asked of the store in one query
+_PRUNE_FROM = 5000  # notes from which terms common to many notes are left out of the lexical query
+_COMMON_SHARE = 0.1  # "common": held by more than this share of the notes
 
 
 def info_from_record(record: NoteRecord) -> NoteInfo:
@@ -111,22 +114,12 @@ class Searcher:
         dense: dict[str, float] = {}
         anchors: dict[str, str] = {}
         if query.strip():
-            where, allowed = self._dense_filter(scope)
-            if allowed is not None and not allowed:
-                return []
-            want = candidates * 3
-            if allowed is not None and where is None:
-                # Too many paths for `$in`: over-fetch in proportion to how much the scope keeps, then filter.
-                total = max(self.manifest.counts()[1], 1)
-                want = min(total, int(want * max(1.0, total / max(len(allowed), 1) / 4)))
-            for chunk_id, similarity, meta in self._store.query(self._vector(query), want, where):
-                path = str(meta.get("path") or chunk_id.rsplit("#", 1)[0])
-                if allowed is not None and path not in allowed:
-                    continue
+            for chunk_id, similarity in self._dense(query, scope, candidates * 3, candidates):
+                path, _, anchor = chunk_id.rpartition("#")
                 if similarity > dense.get(path, -1.0):
                     dense[path] = similarity
-                    anchors[path] = str(meta.get("anchor", ""))
-        match = fts_query(query)
+                    anchors[path] = anchor
+        match = fts_query(self._lexical_terms(query))
         lexical = dict(self.manifest.lexical(match, candidates, scope)) if match else {}
         hits: list[Hit] = []
         ranked = fuse(dense, lexical, dense_weight)
@@ -153,22 +146,61 @@ class Searcher:
                 break
         return hits
 
-    def _dense_filter(self, scope: Scope | None) -> tuple[dict[str, Any] | None, set[str] | None]:
-        """A Chroma `where` for the scope, and the paths the scope allows (checked again on every result)."""
+    def _dense(self, query: str, scope: Scope | None, want: int, notes_wanted: int) -> list[tuple[str, float]]:
+        """Nearest chunks within the scope, as (chunk id, cosine similarity), best first.
+
+        Chroma's filtered queries cost 30-200 ms at 10k notes even when the filter keeps everything (as a replay's
+        `as_of` usually does), so the store is asked without a filter and the scope is checked against the
+        manifest. When too few chunks survive, a scope holding few chunks is searched exactly (their stored
+        vectors, one dot product), and a larger one by asking the store for proportionally more.
+        """
+        assert self._store is not None
+        vector = self._vector(query)
+        rows = self._store.nearest(vector, want)
         if scope is None:
-            return None, None
+            return rows
+        kept = self._in_scope(rows, scope)
+        if len(rows) < want or len({i.rpartition("#")[0] for i, _ in kept}) >= notes_wanted // 2:
+            return kept  # the store holds no more, or enough survived
         allowed = self.manifest.paths_in_scope(scope)
-        if len(allowed) <= _IN_LIMIT:
-            return ({"path": {"$in": sorted(allowed)}} if allowed else None), allowed
-        if all(key in _NATIVE_KEYS for key, _ in scope.where) and not scope.path_glob:
-            # Chroma compares exactly where SQL ignores case; results are filtered by `allowed` either way.
-            clauses: list[dict[str, Any]] = [{_NATIVE_KEYS[key]: value} for key, value in scope.where]
-            if scope.since is not None:
-                clauses.append({"day": {"$gte": int(scope.since.strftime("%Y%m%d"))}})
-            if scope.until is not None:
-                clauses.append({"day": {"$lte": int(scope.until.strftime("%Y%m%d"))}})
-            return (clauses[0] if len(clauses) == 1 else {"$and": clauses}), allowed
-        return None, allowed
+        if not allowed:
+            return []
+        ids = self.manifest.chunk_ids_of(allowed)
+        if len(ids) <= _EXACT_LIMIT:
+            stored = self._store.embeddings(ids)
+            if not stored:
+                return []
+            names = list(stored)
+            sims = np.stack([stored[n] for n in names]) @ vector
+            order = np.argsort(-sims)[:want]
+            return [(names[i], float(sims[i])) for i in order]
+        total = max(self.manifest.counts()[1], 1)
+        more = min(int(want * total / len(ids)) + want, _MAX_FETCH)
+        return [row for row in self._store.nearest(vector, more) if row[0].rpartition("#")[0] in allowed][:want]
+
+    def _lexical_terms(self, query: str) -> list[str]:
+        """The query's terms, without those in more than a tenth of a large vault's notes.
+
+        Such terms weigh little in BM25 (idf under ~2.2, against ~9 for a rare word at 10k notes), yet SQLite
+        scores every note holding them: in a 10k-note vault a question naming a date ("2025", "12") spends
+        two thirds of its lexical time on them. Small vaults keep every term.
+        """
+        terms = query_terms(query)
+        notes = self.manifest.note_count()
+        if notes < _PRUNE_FROM or len(terms) < 2:
+            return terms
+        df = self.manifest.doc_frequencies(terms)
+        kept = [t for t in terms if df.get(t, 0) <= notes * _COMMON_SHARE]
+        return kept or sorted(terms, key=lambda t: df.get(t, 0))[:2]
+
+    def _in_scope(self, rows: list[tuple[str, float]], scope: Scope) -> list[tuple[str, float]]:
+        records = self.manifest.notes_by_path([i.rpartition("#")[0] for i, _ in rows])
+        ok = {
+            path
+            for path, r in records.items()
+            if scope.matches(path, r.kind, r.note_type, note_day(r.date), r.frontmatter)
+        }
+        return [row for row in rows if row[0].rpartition("#")[0] in ok]
 
     def infos(self, paths: Sequence[str]) -> dict[str, NoteInfo]:
         """What the manifest knows of these notes."""

@@ -134,25 +134,16 @@ class VectorStore:
         got = self._call(self._collection.get, include=[])
         return {str(i) for i in got["ids"]}
 
-    def query(
-        self,
-        vector: npt.NDArray[np.float32],
-        n: int,
-        where: Mapping[str, Any] | None = None,
-    ) -> list[tuple[str, float, dict[str, Any]]]:
-        """Nearest chunks to one query vector: (id, cosine similarity, metadata), best first."""
-        # Chroma returns fewer results when it holds fewer; asking for its count first costs ~10 ms.
+    def nearest(self, vector: npt.NDArray[np.float32], n: int) -> list[tuple[str, float]]:
+        """Nearest chunk ids to one query vector with their cosine similarity, best first, without metadata.
+
+        Fetching metadata costs Chroma several times the search itself (~12 ms against ~3 ms for 150 results at
+        10k notes); a chunk id already names its note and anchor.
+        """
         got = self._call(
-            self._collection.query,
-            query_embeddings=vector.reshape(1, -1),
-            n_results=n,
-            where=dict(where) if where else None,
-            include=["distances", "metadatas"],
+            self._collection.query, query_embeddings=vector.reshape(1, -1), n_results=n, include=["distances"]
         )
-        ids = got["ids"][0]
-        distances = got["distances"][0] if got["distances"] else []
-        metas = got["metadatas"][0] if got["metadatas"] else [{}] * len(ids)
-        return [(str(i), 1.0 - float(d), dict(m or {})) for i, d, m in zip(ids, distances, metas, strict=True)]
+        return [(str(i), 1.0 - float(d)) for i, d in zip(got["ids"][0], got["distances"][0], strict=True)]
 
     def reset(self) -> None:
         """Drop every vector (for `--rebuild`)."""

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("--budget must be at least 1")
         sync_first(ws, args)
         engine = ws.recall()
-        recalled = engine.recall(args.query, as_of=as_of, scope=scope)
+        recalled = engine.recall(args.query, as_of=as_of, scope=scope, bodies=True)
         counter = TokenCounter()
         assembled = build(engine, recalled, budget, counter)
     finally:

@@ -117,7 +117,7 @@ def test_hot_sessions_are_labelled_hot_and_never_repeated_as_warm(indexed: Works
 
 
 def test_the_hot_tier_is_per_session_key_and_newest_first(indexed: Workspace) -> None:
-    context = engine(indexed).recall("anything", as_of=NOW)
+    context = engine(indexed).recall("anything", as_of=NOW, bodies=True)
     keys = [(s.user_id, s.chat_id, s.date, s.time) for s in context.sessions]
     today, yesterday = str(NOW.date()), str((NOW - dt.timedelta(days=1)).date())
     assert [k for k in keys if k[:2] == ("alice", "tg")] == [
