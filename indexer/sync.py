@@ -135,8 +135,11 @@ class Indexer:
         store_factory: Callable[[], VectorStore],
         *,
         batch_chunks: int = 1024,
+        on_moved: Callable[[str, str], None] | None = None,
     ) -> None:
         self.vault = vault
+        self.on_moved = on_moved
+        """Called with (old path, new path) after a moved note is recorded, so access statistics follow it."""
         self.manifest = manifest
         self._chunker_factory = chunker_factory
         self._embedder_factory = embedder_factory
@@ -378,6 +381,10 @@ class Indexer:
                 self.manifest.put_note(db, self._record(plan), self._chunk_records(plan), self._lexical(plan.note))
             self.manifest.clear_journal(db, [c.id for c in writes] + stale)
         report.notes_indexed += len(plans)
+        if self.on_moved is not None:
+            for plan in plans:
+                if plan.moved_from:
+                    self.on_moved(plan.moved_from, plan.note.path)
 
     def _delete(self, paths: Sequence[str], report: IndexReport) -> None:
         ids = [c.id for p in paths for c in self.manifest.chunks(p)]

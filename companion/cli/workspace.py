@@ -119,7 +119,7 @@ class Workspace:
         if manifest.get_meta("settings") not in (None, settings):
             manifest.invalidate()
         manifest.set_meta("settings", settings)
-        return Indexer(self.vault, manifest, self.chunker, self.embedder, self.store)
+        return Indexer(self.vault, manifest, self.chunker, self.embedder, self.store, on_moved=self.access_log().rename)
 
     def _wipe(self) -> None:
         """Delete this vault's index files, even unreadable ones (a rebuild must work on a corrupt index)."""

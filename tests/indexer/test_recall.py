@@ -271,3 +271,21 @@ def test_recall_never_writes_to_the_vault(indexed: Workspace) -> None:
     recall.recall("what did we talk about recently", as_of=NOW)
     recall.record(["Memory/Chalet Les Praz.md"])
     assert file_tree(indexed.root) == before
+
+
+def test_a_renamed_note_keeps_its_access_statistics(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write_vault(root)
+    ws = workspace(root)
+    try:
+        ws.indexer().sync()
+        old = conversation_path(-60, "sourdough")
+        ws.recall().record([old])
+        ws.recall().record([old])
+        (root / old).rename(root / "Conversations/Sourdough.md")
+        assert ws.indexer().sync().notes_renamed == 1
+        stats = ws.access_log().stats([old, "Conversations/Sourdough.md"])
+        assert stats["Conversations/Sourdough.md"].access_count == 2
+        assert stats[old].access_count == 0
+    finally:
+        ws.close()
