@@ -117,6 +117,8 @@ def note_day(value: Any) -> dt.date | None:
     if isinstance(value, dt.date):
         return value
     text = str(value or "").strip()[:10]
+    if len(text) == 10 and text[4] in "/." and text[7] == text[4]:
+        text = text.replace(text[4], "-")  # 2026/03/01 and 2026.03.01, as some agents write dates
     try:
         return dt.date.fromisoformat(text)
     except ValueError:

@@ -61,6 +61,8 @@ class SessionSummary:
 def session_datetime(date: str, time: str) -> dt.datetime | None:
     """Combine a `YYYY-MM-DD` date and a time as agents write it; None if either is unreadable."""
     date, time = date.strip(), time.strip()
+    if len(date) >= 10 and date[4] in "/." and date[7] == date[4]:
+        date = date[:10].replace(date[4], "-") + date[10:]  # 2026/03/01, as some agents write dates
     try:
         # A full ISO timestamp in `date` wins; `date` may also be the day alone.
         stamp = dt.datetime.fromisoformat(date)

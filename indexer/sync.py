@@ -25,6 +25,7 @@ import numpy.typing as npt
 from companion.embeddings import Embedder
 from companion.errors import NoteError
 from companion.notes import FileStat, Note
+from companion.scope import note_day
 from companion.vault import ObsidianVault, valid_name
 from indexer.chunking import Chunk, Chunker
 from indexer.manifest import ChunkRecord, Manifest, NoteRecord
@@ -90,7 +91,8 @@ def note_metadata(note: Note) -> dict[str, str | int]:
     """The per-note fields stored with each chunk vector, for filtering in the store."""
     fm = note.frontmatter
     date = fm.get("date")
-    date_s = str(date)[:10] if date else ""
+    day = note_day(date)
+    date_s = day.isoformat() if day else (str(date)[:10] if date else "")
     digits = date_s.replace("-", "")
     return {
         "path": note.path,

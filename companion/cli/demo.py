@@ -15,6 +15,7 @@ from indexer.lock import WriterLock
 SAMPLE_QUERIES = (
     "where are we going skiing and what is the budget?",
     "what did we decide about the kitchen renovation?",
+    "what did we talk about recently?",
 )
 
 
@@ -41,8 +42,9 @@ def run(args: argparse.Namespace) -> int:
             report = ws.indexer().sync(progress=bar)
             if bar:
                 bar.close()
-        searcher = ws.searcher()
-        samples = {q: searcher.search(q, k=3) for q in SAMPLE_QUERIES}
+        engine = ws.recall()
+        samples = {q: engine.recall(q, k=4).results for q in SAMPLE_QUERIES}
+        hot = engine.hot()[0]
     finally:
         ws.close()
     if args.json:
@@ -52,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
                 "summary": summary.__dict__,
                 "index": report.as_dict(),
                 "samples": {
-                    q: [{"path": h.path, "score": round(h.score, 4)} for h in hits] for q, hits in samples.items()
+                    q: [{"path": h.path, "score": round(h.score, 4), "tier": h.tier} for h in hits]
+                    for q, hits in samples.items()
                 },
             }
         )
@@ -66,9 +69,10 @@ def run(args: argparse.Namespace) -> int:
         f"indexed     {report.notes_indexed} notes, {report.chunks_embedded} chunks embedded "
         f"in {report.elapsed_s:.1f} s"
     )
+    print(f"hot tier    {len(hot)} sessions (policy: {ws.config.retention.hot_limit} per user and chat, 2 days)")
     for query, hits in samples.items():
         print(f"\nrecall  {query!r}")
         for rank, h in enumerate(hits, 1):
-            print(f"  {rank}. {h.score:.3f}  {h.path}")
+            print(f"  {rank}. {h.score:.3f} {h.tier:<8} {h.path}")
     print(f"\nTry:  companion recall --vault {dest} 'what is the running plan?'")
     return 0

@@ -398,3 +398,9 @@ def test_the_index_and_matches_agree_on_edge_cases(
         assert manifest.paths_in_scope(scope) == expected
     finally:
         manifest.close()
+
+
+def test_slash_and_dot_dates_are_read_as_days() -> None:
+    assert note_day("2026/03/01") == date(2026, 3, 1)
+    assert note_day("2026.03.01 (Sun) 10:00") == date(2026, 3, 1)
+    assert note_day("03/01/2026") is None

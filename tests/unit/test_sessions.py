@@ -128,3 +128,7 @@ def test_sessions_folder_is_configurable_and_may_be_missing(tmp_path: Path) -> N
     config = CompanionConfig(sessions=SessionsConfig("agent/log"))
     assert [s.path for s in ObsidianVault(root, config).sessions()] == ["agent/log/2026-01-02/a.md"]
     assert ObsidianVault(root).sessions() == []
+
+
+def test_slash_dates_combine_with_times() -> None:
+    assert session_datetime("2026/03/01", "10:05") == dt.datetime(2026, 3, 1, 10, 5)
