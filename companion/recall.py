@@ -15,143 +15,25 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import replace
 
 from companion.access import AccessLog
 from companion.candidates import Hit, NoteIndex, NoteInfo
 from companion.config import RecallConfig
 from companion.dates import DateRange, find_date_range
-from companion.decay import AccessStats, Decay, decay
+from companion.decay import AccessStats, decay
 from companion.errors import NoteError
 from companion.hot import local_moment, partition_hot, window_start
+from companion.recalled import Explanation, RecalledContext, RecallItem, Tier
 from companion.retention import RetentionPolicy
 from companion.scope import Scope
+from companion.sessionrefs import SessionRef, collect_sessions
 from companion.sessions import SessionSummary, session_datetime
 from companion.temporal import TemporalItem, is_pure_recap, recap_boost, recent_items
 from companion.vault import ObsidianVault
 
-Tier = Literal["hot", "warm", "temporal"]
-
 _GRAPH_SOURCES = 10  # strongest candidates whose links count as a relevance signal
 _GRAPH_EXPAND = 3  # strongest candidates whose neighbours are added as candidates
-
-
-@dataclass(frozen=True)
-class Explanation:
-    """Why an item has its score: `final = (relevance + graph + date) * decay`."""
-
-    dense: float
-    """Best chunk's cosine similarity to the question."""
-    lexical: float
-    """BM25 score of the whole note."""
-    dense_norm: float
-    """`dense` scaled to [0, 1] over the candidates."""
-    lexical_norm: float
-    """`lexical` scaled to [0, 1] over the candidates."""
-    dense_weight: float
-    """Share of the dense side in `relevance`."""
-    relevance: float
-    """`dense_weight * dense_norm + (1 - dense_weight) * lexical_norm`."""
-    graph: float
-    """What wikilinks to or from strong candidates added."""
-    graph_via: str
-    """The candidate that link came from (empty when none)."""
-    date: float
-    """What the date named in the question added."""
-    decay: Decay
-    """The spaced-repetition multiplier and its parts."""
-    access: AccessStats
-    """The access statistics the decay was computed from."""
-    final: float
-    """The score the item is ranked by."""
-
-    def lines(self) -> list[str]:
-        """The explanation in words, one part per line."""
-        out = [
-            f"dense {self.dense:.3f} (scaled {self.dense_norm:.2f}) x {self.dense_weight:.2f}"
-            f" + bm25 {self.lexical:.2f} (scaled {self.lexical_norm:.2f}) x {1 - self.dense_weight:.2f}"
-            f" = relevance {self.relevance:.3f}",
-        ]
-        if self.graph:
-            out.append(f"graph +{self.graph:.3f} (linked with {self.graph_via})")
-        if self.date:
-            out.append(f"date +{self.date:.3f} (dated in the range the question names)")
-        d = self.decay
-        if d.days_since_access is None:
-            out.append(f"decay {d.value:.3f}: never accessed ({d.curve:.2f} + confidence lift {d.lift:.2f})")
-        else:
-            out.append(
-                f"decay {d.value:.3f}: 0.5^({d.days_since_access:.1f} d / half-life) = {d.curve:.3f}"
-                f" + resistance {d.resistance:.3f} ({self.access.access_count} accesses), clamped"
-            )
-        out.append(f"final {self.final:.4f}")
-        return out
-
-
-@dataclass(frozen=True)
-class RecallItem:
-    """One recalled note."""
-
-    path: str
-    """Vault-relative POSIX path."""
-    title: str
-    """File name without `.md`."""
-    tier: Tier
-    """Which tier holds it."""
-    score: float
-    """The final score (0 for hot and temporal items that did not match the question)."""
-    kind: str
-    """Note kind."""
-    note_type: str | None
-    """Frontmatter `type`."""
-    date: str | None
-    """Frontmatter `date`."""
-    anchor: str
-    """The best chunk's anchor, empty when none matched."""
-    explanation: Explanation | None
-    """The parts of `score`, None for items that were not scored."""
-
-
-@dataclass(frozen=True)
-class SessionRef:
-    """A session as recall sees it: its summary and the note reported for it."""
-
-    summary: SessionSummary
-    """The session (from `ops/sessions/` or built from a conversation note's frontmatter)."""
-    carrier: str
-    """The note reported for the session: the conversation note when there is one, else the summary."""
-    title: str
-    """The carrier's title."""
-    paths: frozenset[str]
-    """Every note that stands for this session (summary and conversation note)."""
-    kind: str
-    """The carrier's kind: `conversation`, or `session` for a summary with no conversation note."""
-
-
-@dataclass(frozen=True)
-class RecalledContext:
-    """Everything recalled for one question, tier by tier, as typed values."""
-
-    query: str
-    """The question."""
-    as_of: dt.datetime
-    """The moment recall was made for (naive local time)."""
-    sessions: tuple[SessionSummary, ...]
-    """The hot tier (seed 000's `RecalledContext.sessions`), newest first."""
-    pushed_out: tuple[SessionSummary, ...]
-    """Sessions of the hot window that the policy's limit left out (they are recalled warm instead)."""
-    warm: tuple[RecallItem, ...]
-    """Warm items, best first, at most `policy.warm_results`."""
-    temporal: tuple[TemporalItem, ...]
-    """The always-on tier of recent sessions, newest first (empty when the toggle is off)."""
-    results: tuple[RecallItem, ...]
-    """Every recalled note once, best first, with its tier."""
-    recap: bool
-    """True when the question asks for a recap (seed 002): the temporal tier is boosted, with summaries; a recap
-    with no topic also lists recent sessions first, by time."""
-    date_range: DateRange | None
-    """The dates the question names, when it names any."""
 
 
 class Recall:
@@ -174,35 +56,8 @@ class Recall:
     # -- sessions ------------------------------------------------------------------------------
 
     def sessions_since(self, first_day: dt.date, moment: dt.datetime, scope: Scope | None = None) -> list[SessionRef]:
-        """Sessions from `first_day` up to `moment`: summaries under `ops/sessions/` and conversation notes, one
-        entry per session (a conversation note naming its summary in `session:`, or sharing its date, time and
-        key, is the same session)."""
-        summaries = [s for s in self.vault.sessions(since=first_day) if (w := s.when) is not None and w <= moment]
-        notes = [n for n in self.index.dated(first_day, moment.date()) if n.kind == "conversation"]
-        by_path = {s.path: s for s in summaries}
-        by_stamp = {(s.date[:10], s.time, s.user_id, s.chat_id): s for s in summaries}
-        refs: list[SessionRef] = []
-        claimed: set[str] = set()
-        for note in notes:
-            fm = note.frontmatter
-            built = _summary_from_note(note)
-            if built.when is None or built.when > moment:
-                continue
-            twin = by_path.get(str(fm.get("session") or "")) or by_stamp.get(
-                (built.date[:10], built.time, built.user_id, built.chat_id)
-            )
-            if twin is not None and twin.path not in claimed:
-                claimed.add(twin.path)
-                refs.append(SessionRef(twin, note.path, note.title, frozenset({twin.path, note.path}), "conversation"))
-            else:
-                refs.append(SessionRef(built, note.path, note.title, frozenset({note.path}), "conversation"))
-        for summary in summaries:
-            if summary.path not in claimed:
-                title = summary.user_msg.strip() or summary.path.rsplit("/", 1)[-1].removesuffix(".md")
-                refs.append(SessionRef(summary, summary.path, title, frozenset({summary.path}), "session"))
-        if scope is not None and not scope.empty:
-            refs = [r for r in refs if _ref_in_scope(r, scope)]
-        return refs
+        """Sessions from `first_day` up to `moment`, one entry per session (see `companion.sessionrefs`)."""
+        return collect_sessions(self.vault, self.index, first_day, moment, scope)
 
     def hot(
         self, as_of: dt.datetime | None = None, scope: Scope | None = None
@@ -480,27 +335,6 @@ class Recall:
 def note_lines(body: str, body_line: int) -> list[str]:
     """The note's lines indexed as in its file: the frontmatter lines are blanks, so file line numbers apply."""
     return [""] * body_line + body.split("\n")
-
-
-def _summary_from_note(note: NoteInfo) -> SessionSummary:
-    fm = note.frontmatter
-    return SessionSummary(
-        date=str(fm.get("date") or note.date or ""),
-        user_id=str(fm.get("user_id") or ""),
-        time=str(fm.get("time") or ""),
-        user_msg=str(fm.get("user_msg") or ""),
-        sentinel_msg=str(fm.get("sentinel_msg") or ""),
-        path=note.path,
-        body="",
-        chat_id=str(fm.get("chat_id") or ""),
-    )
-
-
-def _ref_in_scope(ref: SessionRef, scope: Scope) -> bool:
-    s = ref.summary
-    when = s.when
-    fields = {"user_id": s.user_id, "chat_id": s.chat_id, "date": s.date, "time": s.time}
-    return scope.matches(ref.carrier, ref.kind, "conversation", when.date() if when else None, fields)
 
 
 def _key_filter(scope: Scope | None) -> tuple[str | None, str | None]:

@@ -10,7 +10,8 @@ from companion.cli.recallargs import add_scope_arguments, parse_as_of, scope_fro
 from companion.cli.workspace import add_vault_arguments, open_workspace
 from companion.context import AssembledContext, Piece, assemble
 from companion.errors import ConfigError
-from companion.recall import Recall, RecalledContext
+from companion.recall import Recall
+from companion.recalled import RecalledContext
 from companion.tokens import TokenCounter
 
 

@@ -26,7 +26,8 @@ from companion.cli.recallargs import (
 )
 from companion.cli.workspace import add_vault_arguments, open_workspace
 from companion.errors import CompanionError, ConfigError
-from companion.recall import Recall, RecalledContext
+from companion.recall import Recall
+from companion.recalled import RecalledContext
 from companion.scope import Scope, where_from_mapping
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from companion.cli.output import ProgressBar
 from companion.cli.workspace import Workspace
 from companion.errors import ConfigError
-from companion.recall import RecallItem
+from companion.recalled import RecallItem
 from companion.scope import Scope, parse_day, parse_where
 from companion.sessions import SessionSummary
 from companion.temporal import TemporalItem

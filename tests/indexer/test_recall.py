@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from companion.cli.workspace import Workspace
-from companion.recall import Recall, RecalledContext
+from companion.recall import Recall
+from companion.recalled import RecalledContext
 from companion.retention import RetentionPolicy
 from companion.scope import Scope
 from tests.conftest import file_tree, workspace, write

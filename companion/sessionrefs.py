@@ -1,0 +1,87 @@
+"""Sessions as recall sees them: summaries under `ops/sessions/` and conversation notes, one entry per session.
+
+An agent may write both a summary (`ops/sessions/<day>/...`) and a durable conversation note for the same turn;
+the conversation note names its summary in `session:` (or shares its date, time and session key), and the two are
+one session, reported under the conversation note (the summary folder is not indexed).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from companion.candidates import NoteIndex, NoteInfo
+from companion.scope import Scope
+from companion.sessions import SessionSummary
+from companion.vault import ObsidianVault
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    """A session as recall sees it: its summary and the note reported for it."""
+
+    summary: SessionSummary
+    """The session (from `ops/sessions/` or built from a conversation note's frontmatter)."""
+    carrier: str
+    """The note reported for the session: the conversation note when there is one, else the summary."""
+    title: str
+    """The carrier's title."""
+    paths: frozenset[str]
+    """Every note that stands for this session (summary and conversation note)."""
+    kind: str
+    """The carrier's kind: `conversation`, or `session` for a summary with no conversation note."""
+
+
+def collect_sessions(
+    vault: ObsidianVault, index: NoteIndex, first_day: dt.date, moment: dt.datetime, scope: Scope | None = None
+) -> list[SessionRef]:
+    """Sessions from `first_day` up to `moment`: summaries under `ops/sessions/` and conversation notes, one
+    entry per session (a conversation note naming its summary in `session:`, or sharing its date, time and
+    key, is the same session)."""
+    summaries = [s for s in vault.sessions(since=first_day) if (w := s.when) is not None and w <= moment]
+    notes = [n for n in index.dated(first_day, moment.date()) if n.kind == "conversation"]
+    by_path = {s.path: s for s in summaries}
+    by_stamp = {(s.date[:10], s.time, s.user_id, s.chat_id): s for s in summaries}
+    refs: list[SessionRef] = []
+    claimed: set[str] = set()
+    for note in notes:
+        fm = note.frontmatter
+        built = summary_from_note(note)
+        if built.when is None or built.when > moment:
+            continue
+        twin = by_path.get(str(fm.get("session") or "")) or by_stamp.get(
+            (built.date[:10], built.time, built.user_id, built.chat_id)
+        )
+        if twin is not None and twin.path not in claimed:
+            claimed.add(twin.path)
+            refs.append(SessionRef(twin, note.path, note.title, frozenset({twin.path, note.path}), "conversation"))
+        else:
+            refs.append(SessionRef(built, note.path, note.title, frozenset({note.path}), "conversation"))
+    for summary in summaries:
+        if summary.path not in claimed:
+            title = summary.user_msg.strip() or summary.path.rsplit("/", 1)[-1].removesuffix(".md")
+            refs.append(SessionRef(summary, summary.path, title, frozenset({summary.path}), "session"))
+    if scope is not None and not scope.empty:
+        refs = [r for r in refs if _ref_in_scope(r, scope)]
+    return refs
+
+
+def summary_from_note(note: NoteInfo) -> SessionSummary:
+    fm = note.frontmatter
+    return SessionSummary(
+        date=str(fm.get("date") or note.date or ""),
+        user_id=str(fm.get("user_id") or ""),
+        time=str(fm.get("time") or ""),
+        user_msg=str(fm.get("user_msg") or ""),
+        sentinel_msg=str(fm.get("sentinel_msg") or ""),
+        path=note.path,
+        body="",
+        chat_id=str(fm.get("chat_id") or ""),
+    )
+
+
+def _ref_in_scope(ref: SessionRef, scope: Scope) -> bool:
+    s = ref.summary
+    when = s.when
+    fields = {"user_id": s.user_id, "chat_id": s.chat_id, "date": s.date, "time": s.time}
+    return scope.matches(ref.carrier, ref.kind, "conversation", when.date() if when else None, fields)
