@@ -23,6 +23,12 @@ def register(sub: Any) -> None:
     p.add_argument("--budget", type=int, default=None, help="hard token budget (default: retention.token_budget)")
     add_scope_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--record",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="count the notes put in the context as accessed (default: yes, except with --as-of)",
+    )
     p.set_defaults(run=run)
 
 
@@ -85,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
         recalled = engine.recall(args.query, as_of=as_of, scope=scope, bodies=True)
         counter = TokenCounter()
         assembled = build(engine, recalled, budget, counter)
+        if args.record if args.record is not None else as_of is None:
+            # What an agent is given counts as surfaced (seed 004), but only what survived the budget.
+            engine.record(dict.fromkeys(p.source for p in assembled.pieces if p.kind == "entity" and p.source))
     finally:
         ws.close()
     if args.json:

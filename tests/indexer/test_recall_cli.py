@@ -119,19 +119,21 @@ def test_batch_file_gives_the_same_answers_as_single_recalls(vault: Path, data_d
         assert [r["path"] for r in row["results"]] == [r["path"] for r in single["results"]]
 
 
-def test_batch_and_replays_record_no_access_but_a_single_recall_does(vault: Path, data_dir: str) -> None:
-    access = Path(data_dir)
+def test_batch_and_replays_record_no_access_but_a_single_recall_and_a_context_do(vault: Path, tmp_path: Path) -> None:
+    data_dir = str(tmp_path / "data")
+
+    def counted() -> int:
+        files = list(Path(data_dir).rglob("access.sqlite"))
+        return sum(sqlite3.connect(f).execute("SELECT count(*) FROM access").fetchone()[0] for f in files)
+
     _run(vault, data_dir, "recall", "--batch", "-", stdin=json.dumps({"id": "x", "query": "sourdough"}) + "\n")
     _run(vault, data_dir, "recall", "sourdough", "--as-of", AS_OF)
-    files = list(access.rglob("access.sqlite"))
-    counted = 0
-    for f in files:
-        counted += sqlite3.connect(f).execute("SELECT count(*) FROM access").fetchone()[0]
-    assert counted == 0
+    _run(vault, data_dir, "context", "sourdough", "--as-of", AS_OF)
+    assert counted() == 0
     _run(vault, data_dir, "recall", "sourdough", "--k", "2")
-    files = list(access.rglob("access.sqlite"))
-    counted = sum(sqlite3.connect(f).execute("SELECT count(*) FROM access").fetchone()[0] for f in files)
-    assert counted == 2
+    assert counted() == 2
+    _run(vault, data_dir, "context", "oak worktop for the kitchen", "--budget", "2000")
+    assert counted() > 2
 
 
 def test_recent_lists_completed_sessions_newest_first(vault: Path, data_dir: str) -> None:
