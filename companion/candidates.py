@@ -6,8 +6,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 from companion.scope import Scope, note_day
@@ -27,19 +29,36 @@ class NoteInfo:
     """Frontmatter `type`."""
     date: str | None
     """Frontmatter `date` as written (first 10 characters are the day)."""
-    frontmatter: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
-    """The whole frontmatter, JSON-safe."""
-    links: tuple[str, ...] = ()
-    """Link targets as written."""
+    fields_json: str = field(default="{}", compare=False, hash=False, repr=False)
+    """The whole frontmatter as JSON (decoded on first use of `frontmatter`: most candidates never need it)."""
+    links_json: str = field(default="[]", compare=False, hash=False, repr=False)
+    """Link targets as written, as a JSON list (decoded on first use of `links`)."""
+
+    @cached_property
+    def frontmatter(self) -> dict[str, Any]:
+        """The whole frontmatter, JSON-safe (empty when it was not a mapping)."""
+        value = json.loads(self.fields_json or "{}")
+        return value if isinstance(value, dict) else {}
+
+    @cached_property
+    def links(self) -> tuple[str, ...]:
+        """Link targets as written."""
+        value = json.loads(self.links_json or "[]")
+        return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
     @property
     def day(self) -> dt.date | None:
         """The note's day: frontmatter `date`, else `created`, else None."""
-        return note_day(self.date) or note_day(self.frontmatter.get("created"))
+        day = note_day(self.date)
+        if day is not None or '"created"' not in self.fields_json:
+            return day
+        return note_day(self.frontmatter.get("created"))
 
     @property
     def confidence(self) -> float | None:
         """Frontmatter `confidence` (0..1) of a memory note, when it is a number."""
+        if '"confidence"' not in self.fields_json:
+            return None  # skip decoding the frontmatter of the many notes without one
         value = self.frontmatter.get("confidence")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return None

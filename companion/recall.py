@@ -52,12 +52,13 @@ class Recall:
         self.policy = policy
         self.settings = settings or RecallConfig()
         self.access = access
+        self._built: dict[str, tuple[str, SessionSummary, str]] = {}  # see `collect_sessions`
 
     # -- sessions ------------------------------------------------------------------------------
 
     def sessions_since(self, first_day: dt.date, moment: dt.datetime, scope: Scope | None = None) -> list[SessionRef]:
         """Sessions from `first_day` up to `moment`, one entry per session (see `companion.sessionrefs`)."""
-        return collect_sessions(self.vault, self.index, first_day, moment, scope)
+        return collect_sessions(self.vault, self.index, first_day, moment, scope, self._built)
 
     def hot(
         self, as_of: dt.datetime | None = None, scope: Scope | None = None
@@ -379,8 +380,10 @@ def _link_name(target: str) -> str:
 
 
 def _names_of(info: NoteInfo) -> set[str]:
-    aliases = info.frontmatter.get("aliases")
     names = {info.title.casefold()}
+    if '"aliases"' not in info.fields_json:
+        return names  # most notes have none: skip decoding their frontmatter
+    aliases = info.frontmatter.get("aliases")
     if isinstance(aliases, list):
         names.update(str(a).casefold() for a in aliases)
     elif isinstance(aliases, str):

@@ -15,6 +15,8 @@ from companion.scope import Scope
 from companion.sessions import SessionSummary
 from companion.vault import ObsidianVault
 
+_BUILT_CACHE = 8192  # summaries built from conversation notes, kept between questions
+
 
 @dataclass(frozen=True)
 class SessionRef:
@@ -33,11 +35,21 @@ class SessionRef:
 
 
 def collect_sessions(
-    vault: ObsidianVault, index: NoteIndex, first_day: dt.date, moment: dt.datetime, scope: Scope | None = None
+    vault: ObsidianVault,
+    index: NoteIndex,
+    first_day: dt.date,
+    moment: dt.datetime,
+    scope: Scope | None = None,
+    built: dict[str, tuple[str, SessionSummary, str]] | None = None,
 ) -> list[SessionRef]:
     """Sessions from `first_day` up to `moment`: summaries under `ops/sessions/` and conversation notes, one
     entry per session (a conversation note naming its summary in `session:`, or sharing its date, time and
-    key, is the same session)."""
+    key, is the same session).
+
+    `built` keeps the summaries made from conversation notes between calls, keyed by path and checked against
+    the note's frontmatter, so a busy window is not decoded again for every question.
+    """
+    built = {} if built is None else built
     summaries = [s for s in vault.sessions(since=first_day) if (w := s.when) is not None and w <= moment]
     notes = [n for n in index.dated(first_day, moment.date()) if n.kind == "conversation"]
     by_path = {s.path: s for s in summaries}
@@ -45,18 +57,22 @@ def collect_sessions(
     refs: list[SessionRef] = []
     claimed: set[str] = set()
     for note in notes:
-        fm = note.frontmatter
-        built = summary_from_note(note)
-        if built.when is None or built.when > moment:
+        known = built.get(note.path)
+        if known is not None and known[0] == note.fields_json:
+            made, session = known[1], known[2]
+        else:
+            made, session = summary_from_note(note), str(note.frontmatter.get("session") or "")
+            if len(built) >= _BUILT_CACHE:
+                built.clear()
+            built[note.path] = (note.fields_json, made, session)
+        if made.when is None or made.when > moment:
             continue
-        twin = by_path.get(str(fm.get("session") or "")) or by_stamp.get(
-            (built.date[:10], built.time, built.user_id, built.chat_id)
-        )
+        twin = by_path.get(session) or by_stamp.get((made.date[:10], made.time, made.user_id, made.chat_id))
         if twin is not None and twin.path not in claimed:
             claimed.add(twin.path)
             refs.append(SessionRef(twin, note.path, note.title, frozenset({twin.path, note.path}), "conversation"))
         else:
-            refs.append(SessionRef(built, note.path, note.title, frozenset({note.path}), "conversation"))
+            refs.append(SessionRef(made, note.path, note.title, frozenset({note.path}), "conversation"))
     for summary in summaries:
         if summary.path not in claimed:
             title = summary.user_msg.strip() or summary.path.rsplit("/", 1)[-1].removesuffix(".md")
@@ -67,6 +83,7 @@ def collect_sessions(
 
 
 def summary_from_note(note: NoteInfo) -> SessionSummary:
+    """A `SessionSummary` from a conversation note's frontmatter (its body is read only when needed)."""
     fm = note.frontmatter
     return SessionSummary(
         date=str(fm.get("date") or note.date or ""),

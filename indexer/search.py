@@ -50,8 +50,8 @@ def info_from_record(record: NoteRecord) -> NoteInfo:
         kind=record.kind,
         note_type=record.note_type,
         date=record.date,
-        frontmatter=record.frontmatter,
-        links=tuple(record.link_targets),
+        fields_json=record.fields_json,
+        links_json=record.links_json,
     )
 
 
@@ -73,6 +73,7 @@ class Searcher:
         self._embedder: Embedder | None = None
         self._store: VectorStore | None = None
         self._vectors: dict[str, npt.NDArray[np.float32]] = {}
+        self._shape: tuple[tuple[int, int], int, str | None] | None = None  # (generation, notes, newest day)
 
     def embed_queries(self, queries: Sequence[str]) -> None:
         """Embed many queries in batches ahead of time (batch recall); later searches reuse the vectors."""
@@ -110,7 +111,7 @@ class Searcher:
         """The `k` best notes for `query` within `scope`, best first."""
         if self._store is None:
             self._store = self._store_factory()
-        scope = scope if scope is not None and not scope.empty else None
+        scope = self._simplified(scope)
         dense: dict[str, float] = {}
         anchors: dict[str, str] = {}
         if query.strip():
@@ -178,6 +179,23 @@ class Searcher:
         more = min(int(want * total / len(ids)) + want, _MAX_FETCH)
         return [row for row in self._store.nearest(vector, more) if row[0].rpartition("#")[0] in allowed][:want]
 
+    def _index_shape(self) -> tuple[int, str | None]:
+        """(notes, newest day) of the index, re-read only when the index changed."""
+        generation = self.manifest.generation()
+        if self._shape is None or self._shape[0] != generation:
+            self._shape = (generation, self.manifest.note_count(), self.manifest.newest_day())
+        return self._shape[1], self._shape[2]
+
+    def _simplified(self, scope: Scope | None) -> Scope | None:
+        """The scope without an `until` that no note is dated after (a replay's `as_of` after the last
+        session), which would only make both searches slower; None when nothing is left."""
+        if scope is None or scope.empty:
+            return None
+        newest = self._index_shape()[1]
+        if scope.until is not None and newest is not None and scope.until.isoformat() >= newest:
+            scope = Scope(scope.where, scope.since, None, scope.path_glob)
+        return None if scope.empty else scope
+
     def _lexical_terms(self, query: str) -> list[str]:
         """The query's terms, without those in more than a tenth of a large vault's notes.
 
@@ -186,7 +204,7 @@ class Searcher:
         two thirds of its lexical time on them. Small vaults keep every term.
         """
         terms = query_terms(query)
-        notes = self.manifest.note_count()
+        notes = self._index_shape()[0]
         if notes < _PRUNE_FROM or len(terms) < 2:
             return terms
         df = self.manifest.doc_frequencies(terms)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import resource
 import statistics
 import subprocess
@@ -285,12 +286,18 @@ def recall(root: Path, notes: int, queries: int, embedder_name: str, query_embed
     searcher = Searcher(ws.manifest, asker, ws.store)
     engine = Recall(searcher, ws.vault, ws.config.retention, ws.config.recall, None)
     rng = random.Random(5)
-    titles = [n.title for n in ws.manifest.notes()]
-    questions = [f"what did we say about {rng.choice(titles)}" for _ in range(queries)]
+    # Synthetic conversation titles start with their date, which nobody types: questions use the words after it.
+    # Questions that do name a day are timed apart, as they take a second, date-scoped search.
+    records = ws.manifest.notes()
+    topics = [re.sub(r"^\d{4}-\d{2}-\d{2} ", "", n.title) for n in records]
+    days = sorted({n.date[:10] for n in records if n.date})
+    questions = [f"what did we say about {rng.choice(topics)}" for _ in range(queries)]
+    dated = [f"what did we discuss on {rng.choice(days)}" for _ in range(max(queries // 4, 1))] if days else []
     searcher.search("warm up", k=10)
     engine.recall("warm up", k=10, as_of=SYNTH_NOW)
     search_times: list[float] = []
     engine_times: list[float] = []
+    dated_times: list[float] = []
     for i, question in enumerate(questions):
         # A different question for each path, so neither reuses the other's cached query vector.
         other = f"{question} please" if i % 2 else f"tell me {question}"
@@ -300,6 +307,10 @@ def recall(root: Path, notes: int, queries: int, embedder_name: str, query_embed
         started = time.perf_counter()
         engine.recall(other, k=10, as_of=SYNTH_NOW)
         engine_times.append(time.perf_counter() - started)
+    for question in dated:
+        started = time.perf_counter()
+        engine.recall(question, k=10, as_of=SYNTH_NOW)
+        dated_times.append(time.perf_counter() - started)
     ws.close()
     return {
         "embedder": ws.embedder().model_id,
@@ -310,6 +321,9 @@ def recall(root: Path, notes: int, queries: int, embedder_name: str, query_embed
         "search_p95_ms": round(_percentile(search_times, 95) * 1000, 2),
         "engine_p50_ms": round(statistics.median(engine_times) * 1000, 2),
         "engine_p95_ms": round(_percentile(engine_times, 95) * 1000, 2),
+        "dated_questions": len(dated_times),
+        "engine_dated_p50_ms": round(statistics.median(dated_times) * 1000, 2) if dated_times else None,
+        "engine_dated_p95_ms": round(_percentile(dated_times, 95) * 1000, 2) if dated_times else None,
         "target_p95_ms": 40,
     }
 
