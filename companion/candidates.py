@@ -48,11 +48,8 @@ class NoteInfo:
 
     @property
     def day(self) -> dt.date | None:
-        """The note's day: frontmatter `date`, else `created`, else None."""
-        day = note_day(self.date)
-        if day is not None or '"created"' not in self.fields_json:
-            return day
-        return note_day(self.frontmatter.get("created"))
+        """The note's day (frontmatter `date`, as the index's date filters read it), or None."""
+        return note_day(self.date)
 
     @property
     def confidence(self) -> float | None:

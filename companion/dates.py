@@ -294,14 +294,3 @@ def find_date_range(text: str, as_of: datetime.datetime) -> DateRange | None:
             second = max(other, key=lambda f: f.stop)
             start, end, stop = min(start, second.span[0]), max(end, second.span[1]), second.stop
     return DateRange(start, end, text[best.pos : stop])
-
-
-def strip_date_phrase(text: str, found: DateRange) -> str:
-    """`text` with `found.phrase` removed (double spaces collapsed), so the rest can be searched for words."""
-    if not found.phrase:
-        return text
-    m = re.search(re.escape(found.phrase), text, re.IGNORECASE)
-    if m is None:
-        return text
-    rest = re.sub(r" {2,}", " ", text[: m.start()] + text[m.end() :])
-    return re.sub(r"\s+([?!.,;:])", r"\1", rest).strip()  # "what happened last week?" -> "what happened?"

@@ -11,11 +11,13 @@ The clock is an argument, so tests freeze time instead of sleeping, and `--as-of
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from companion.retention import RetentionPolicy
 
 SECONDS_PER_DAY = 86_400.0
+CLOCK_SKEW = timedelta(minutes=5)
+"""How far in the future an access may lie and still count as just now."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,8 @@ class Decay:
     value: float
     """The multiplier applied to the raw score, within [floor, ceiling]."""
     days_since_access: float | None
-    """Days between the last access and `now` (0 for an access in the future), None if never accessed."""
+    """Days between the last access and `now` (0 within the clock skew), None if never accessed (or accessed only
+    after `now`, as in a replay of the past)."""
     curve: float
     """`0.5 ** (days / half_life)`, or the never-accessed base."""
     resistance: float
@@ -55,10 +58,14 @@ def decay(
     confidence: float | None = None,
 ) -> Decay:
     """The decay multiplier of one item at `now`."""
-    if stats.last_accessed_at is None or stats.access_count <= 0:
+    # An access after `now` (a replay with `--as-of`) had not happened yet: the item was, as far as we know, unused.
+    # A few minutes ahead is clock skew between machines, and counts as now.
+    future = stats.last_accessed_at is not None and stats.last_accessed_at > now + CLOCK_SKEW
+    if stats.last_accessed_at is None or stats.access_count <= 0 or future:
         lift = policy.confidence_lift * min(max(confidence or 0.0, 0.0), 1.0)
         value = _clamp(policy.never_accessed + lift, policy)
         return Decay(value, None, policy.never_accessed, 0.0, lift)
+    assert stats.last_accessed_at is not None
     days = max((now - stats.last_accessed_at).total_seconds() / SECONDS_PER_DAY, 0.0)
     curve = 0.5 ** (days / policy.half_life_days)
     resistance = min(stats.access_count * policy.access_resistance, policy.max_resistance)

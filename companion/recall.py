@@ -65,13 +65,11 @@ class Recall:
     ) -> tuple[list[SessionRef], list[SessionRef]]:
         """(hot, pushed out) session refs at `as_of` under the policy, newest first."""
         moment = local_moment(as_of)
-        return self._partition(self.sessions_since(window_start(self.policy, moment), moment, scope), moment, scope)
+        return self._partition(self.sessions_since(window_start(self.policy, moment), moment, scope), moment)
 
-    def _partition(
-        self, refs: Sequence[SessionRef], moment: dt.datetime, scope: Scope | None
-    ) -> tuple[list[SessionRef], list[SessionRef]]:
-        user_id, chat_id = _key_filter(scope)
-        split = partition_hot([r.summary for r in refs], self.policy, moment, user_id=user_id, chat_id=chat_id)
+    def _partition(self, refs: Sequence[SessionRef], moment: dt.datetime) -> tuple[list[SessionRef], list[SessionRef]]:
+        # The scope already chose the sessions; the limit then applies per session key (seed 001).
+        split = partition_hot([r.summary for r in refs], self.policy, moment)
         by_summary = {r.summary.path: r for r in refs}
         return [by_summary[s.path] for s in split.hot], [by_summary[s.path] for s in split.pushed_out]
 
@@ -135,7 +133,7 @@ class Recall:
         hours = self.settings.recent_hours * (2 if recap else 1)
         first_day = min(window_start(self.policy, moment), (moment - dt.timedelta(hours=hours)).date())
         refs = self.sessions_since(first_day, moment, scope)
-        hot_refs, pushed_refs = self._partition(refs, moment, scope)
+        hot_refs, pushed_refs = self._partition(refs, moment)
         temporal: list[TemporalItem] = []
         if self.settings.temporal_context or recap:
             hot_paths = {p for r in hot_refs for p in r.paths}
@@ -228,6 +226,7 @@ class Recall:
             ):
                 if hit.path not in hits or hits[hit.path].score < hit.score:
                     hits[hit.path] = hit
+        _drop_later_today(hits, moment)
         if not hits:
             return []
         graph, via = self._graph_signal(list(hits.values()))
@@ -338,11 +337,16 @@ def note_lines(body: str, body_line: int) -> list[str]:
     return [""] * body_line + body.split("\n")
 
 
-def _key_filter(scope: Scope | None) -> tuple[str | None, str | None]:
-    if scope is None:
-        return None, None
-    where = dict(scope.where)
-    return where.get("user_id"), where.get("chat_id")
+def _drop_later_today(hits: dict[str, Hit], moment: dt.datetime) -> None:
+    """Leave out notes of `moment`'s own day stamped later than it: the index filters by day, a replay by time."""
+    today = moment.date().isoformat()
+    for path, hit in list(hits.items()):
+        date = hit.info.date or ""
+        if date[:10] != today or ("T" not in date and '"time"' not in hit.info.fields_json):
+            continue
+        when = session_datetime(date, str(hit.info.frontmatter.get("time") or ""))
+        if when is not None and when > moment:
+            del hits[path]
 
 
 def _session_item(ref: SessionRef, tier: Tier) -> RecallItem:

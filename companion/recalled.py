@@ -101,7 +101,7 @@ class RecalledContext:
     sessions: tuple[SessionSummary, ...]
     """The hot tier (seed 000's `RecalledContext.sessions`), newest first."""
     pushed_out: tuple[SessionSummary, ...]
-    """Sessions of the hot window that the policy's limit left out (they are recalled warm instead)."""
+    """Sessions of the hot window that the policy's limit left out (recalled as temporal or warm instead)."""
     warm: tuple[RecallItem, ...]
     """Warm items, best first, at most `policy.warm_results`."""
     temporal: tuple[TemporalItem, ...]

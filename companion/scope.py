@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from companion.errors import ConfigError
+from companion.sessions import iso_date_text
 
 COLUMN_FIELDS = frozenset({"kind", "type", "path", "title", "date"})
 """Filter keys answered from the index's own columns rather than from frontmatter."""
@@ -116,9 +117,7 @@ def note_day(value: Any) -> dt.date | None:
         return value.date()
     if isinstance(value, dt.date):
         return value
-    text = str(value or "").strip()[:10]
-    if len(text) == 10 and text[4] in "/." and text[7] == text[4]:
-        text = text.replace(text[4], "-")  # 2026/03/01 and 2026.03.01, as some agents write dates
+    text = iso_date_text(str(value or "").strip())[:10]
     try:
         return dt.date.fromisoformat(text)
     except ValueError:

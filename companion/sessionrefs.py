@@ -32,6 +32,8 @@ class SessionRef:
     """Every note that stands for this session (summary and conversation note)."""
     kind: str
     """The carrier's kind: `conversation`, or `session` for a summary with no conversation note."""
+    note: NoteInfo | None = None
+    """The conversation note, when there is one (its frontmatter answers `--where` filters)."""
 
 
 def collect_sessions(
@@ -53,7 +55,8 @@ def collect_sessions(
     summaries = [s for s in vault.sessions(since=first_day) if (w := s.when) is not None and w <= moment]
     notes = [n for n in index.dated(first_day, moment.date()) if n.kind == "conversation"]
     by_path = {s.path: s for s in summaries}
-    by_stamp = {(s.date[:10], s.time, s.user_id, s.chat_id): s for s in summaries}
+    # Matched by moment and key, not by the strings as written: "03:00" and "03:00:00" are the same turn.
+    by_stamp = {_stamp(s): s for s in summaries}
     refs: list[SessionRef] = []
     claimed: set[str] = set()
     for note in notes:
@@ -67,12 +70,14 @@ def collect_sessions(
             built[note.path] = (note.fields_json, made, session)
         if made.when is None or made.when > moment:
             continue
-        twin = by_path.get(session) or by_stamp.get((made.date[:10], made.time, made.user_id, made.chat_id))
+        twin = by_path.get(session) or by_stamp.get(_stamp(made))
         if twin is not None and twin.path not in claimed:
             claimed.add(twin.path)
-            refs.append(SessionRef(twin, note.path, note.title, frozenset({twin.path, note.path}), "conversation"))
+            refs.append(
+                SessionRef(twin, note.path, note.title, frozenset({twin.path, note.path}), "conversation", note)
+            )
         else:
-            refs.append(SessionRef(made, note.path, note.title, frozenset({note.path}), "conversation"))
+            refs.append(SessionRef(made, note.path, note.title, frozenset({note.path}), "conversation", note))
     for summary in summaries:
         if summary.path not in claimed:
             title = summary.user_msg.strip() or summary.path.rsplit("/", 1)[-1].removesuffix(".md")
@@ -100,5 +105,10 @@ def summary_from_note(note: NoteInfo) -> SessionSummary:
 def _ref_in_scope(ref: SessionRef, scope: Scope) -> bool:
     s = ref.summary
     when = s.when
-    fields = {"user_id": s.user_id, "chat_id": s.chat_id, "date": s.date, "time": s.time}
-    return scope.matches(ref.carrier, ref.kind, "conversation", when.date() if when else None, fields)
+    fields = {**(ref.note.frontmatter if ref.note else {}), "user_id": s.user_id, "chat_id": s.chat_id}
+    note_type = ref.note.note_type if ref.note else None
+    return scope.matches(ref.carrier, ref.kind, note_type, when.date() if when else None, fields)
+
+
+def _stamp(s: SessionSummary) -> tuple[dt.datetime | None, str, str]:
+    return s.when, s.user_id.casefold(), s.chat_id.casefold()

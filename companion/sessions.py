@@ -60,11 +60,16 @@ class SessionSummary:
         return session_datetime(self.date, self.time)
 
 
+def iso_date_text(text: str) -> str:
+    """`2026/03/01...` and `2026.03.01...`, as some agents write dates, with ISO dashes; other text as it is."""
+    if len(text) >= 10 and text[4] in "/." and text[7] == text[4]:
+        return text[:10].replace(text[4], "-") + text[10:]
+    return text
+
+
 def session_datetime(date: str, time: str) -> dt.datetime | None:
     """Combine a `YYYY-MM-DD` date and a time as agents write it; None if either is unreadable."""
-    date, time = date.strip(), time.strip()
-    if len(date) >= 10 and date[4] in "/." and date[7] == date[4]:
-        date = date[:10].replace(date[4], "-") + date[10:]  # 2026/03/01, as some agents write dates
+    date, time = iso_date_text(date.strip()), time.strip()
     try:
         # A full ISO timestamp in `date` wins; `date` may also be the day alone.
         stamp = dt.datetime.fromisoformat(date)
@@ -74,7 +79,8 @@ def session_datetime(date: str, time: str) -> dt.datetime | None:
         return stamp.replace(tzinfo=None)
     parsed = _parse_time(time)
     if parsed is None:
-        return None
+        # A day with an unreadable time ("noon-ish") still places the session: at the start of its day.
+        return dt.datetime.combine(stamp.date(), dt.time())
     return dt.datetime.combine(stamp.date(), parsed.replace(tzinfo=None))
 
 

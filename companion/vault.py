@@ -296,13 +296,16 @@ class ObsidianVault:
         for day, day_path in self._day_folders(base, folder, since):
             try:
                 with os.scandir(day_path) as iterator:
-                    entries = sorted(
-                        ((e.name, e.stat()) for e in iterator if not e.name.startswith(".") and e.name.endswith(".md")),
-                        key=lambda pair: pair[0],
-                    )
+                    names = sorted(e.name for e in iterator if not e.name.startswith(".") and e.name.endswith(".md"))
             except OSError as exc:
                 self.problems.append((f"{base}/{day}", f"cannot read folder: {exc.strerror or exc}"))
                 continue
+            entries: list[tuple[str, os.stat_result]] = []
+            for name in names:
+                try:
+                    entries.append((name, os.stat(day_path / name)))
+                except OSError as exc:  # a broken link, or a file saved away mid-scan: skip it alone
+                    self.problems.append((f"{base}/{day}/{name}", f"cannot be read: {exc.strerror or exc}"))
             for name, info in entries:
                 rel = f"{base}/{day}/{name}"
                 stamp = (info.st_mtime_ns, info.st_size, info.st_ctime_ns)

@@ -39,11 +39,11 @@ CREATE TABLE IF NOT EXISTS notes (
     title TEXT NOT NULL,
     date TEXT,
     fields TEXT NOT NULL DEFAULT '{}',
-    links TEXT NOT NULL DEFAULT '[]'
+    links TEXT NOT NULL DEFAULT '[]',
+    title_key TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS notes_hash ON notes(content_hash);
 CREATE INDEX IF NOT EXISTS notes_date ON notes(date);
-CREATE INDEX IF NOT EXISTS notes_title ON notes(title COLLATE NOCASE);
 CREATE TABLE IF NOT EXISTS chunks (
     id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
@@ -126,6 +126,13 @@ class ChunkRecord:
     """Position of the chunk in the note."""
 
 
+# Columns added since schema 1, with their definitions (an index from then is upgraded in place).
+_ADDED_COLUMNS = (
+    ("fields", "fields TEXT NOT NULL DEFAULT '{}'"),
+    ("links", "links TEXT NOT NULL DEFAULT '[]'"),
+    ("title_key", "title_key TEXT NOT NULL DEFAULT ''"),
+)
+
 _COLUMNS = "path, mtime_ns, size, content_hash, meta_hash, kind, note_type, title, date, fields, links"
 
 
@@ -171,6 +178,10 @@ def scope_sql(scope: Scope | None) -> tuple[str, list[str]]:
     return " AND ".join(conds), params
 
 
+def _next_day(day: str) -> str:
+    return (dt.date.fromisoformat(day) + dt.timedelta(days=1)).isoformat()
+
+
 def _casefold(value: str | int | float | None) -> str | int | float | None:
     return value.casefold() if isinstance(value, str) else value
 
@@ -211,19 +222,22 @@ class Manifest:
             ) from exc
         if self.get_meta("schema") is None:
             self.set_meta("schema", SCHEMA_VERSION)
-        elif self.get_meta("schema") == "1":
-            self._upgrade_from_1()
+        self._add_columns()
 
-    def _upgrade_from_1(self) -> None:
-        # Vectors stay valid; only the new columns must be filled, so every note is re-read (not re-embedded).
-        with self.transaction() as db:
-            have = {str(r[1]) for r in db.execute("PRAGMA table_info(notes)")}
-            if "fields" not in have:
-                db.execute("ALTER TABLE notes ADD COLUMN fields TEXT NOT NULL DEFAULT '{}'")
-            if "links" not in have:
-                db.execute("ALTER TABLE notes ADD COLUMN links TEXT NOT NULL DEFAULT '[]'")
-            db.execute("UPDATE notes SET mtime_ns = -1, content_hash = ''")
-            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
+    def _add_columns(self) -> None:
+        """Bring an index written by schema 1 up to date: add the columns, and have every note re-read.
+
+        Vectors stay valid, so nothing is embedded again; until the next sync the new columns are empty.
+        """
+        have = {str(r[1]) for r in self._db.execute("PRAGMA table_info(notes)")}
+        missing = [(name, sql) for name, sql in _ADDED_COLUMNS if name not in have]
+        if missing or self.get_meta("schema") != SCHEMA_VERSION:
+            with self.transaction() as db:
+                for _, sql in missing:
+                    db.execute(f"ALTER TABLE notes ADD COLUMN {sql}")
+                db.execute("UPDATE notes SET mtime_ns = -1, content_hash = ''")
+                db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
+        self._db.execute("CREATE INDEX IF NOT EXISTS notes_title_key ON notes(title_key)")
 
     def close(self) -> None:
         """Close the database."""
@@ -414,8 +428,9 @@ class Manifest:
         """Notes of the given kinds whose `date` falls within `[first_day, last_day]` (ISO days), any order."""
         marks = ",".join("?" * len(kinds))
         rows = self._db.execute(
-            f"SELECT {_COLUMNS} FROM notes WHERE date >= ? AND substr(date, 1, 10) <= ? AND kind IN ({marks})",
-            (first_day, last_day, *kinds),
+            f"SELECT {_COLUMNS} FROM notes WHERE date >= ? AND date < ? AND substr(date, 1, 10) <= ? "
+            f"AND kind IN ({marks})",
+            (first_day, _next_day(last_day), last_day, *kinds),
         )
         return [NoteRecord(*row) for row in rows]
 
@@ -436,11 +451,11 @@ class Manifest:
             part = wanted[start : start + 500]
             marks = ",".join("?" * len(part))
             rows = self._db.execute(
-                f"SELECT title, path FROM notes WHERE title COLLATE NOCASE IN ({marks}) ORDER BY length(path), path",
+                f"SELECT title_key, path FROM notes WHERE title_key IN ({marks}) ORDER BY length(path), path",
                 part,
             )
-            for title, path in rows:
-                out.setdefault(str(title).casefold(), []).append(str(path))
+            for key, path in rows:
+                out.setdefault(str(key), []).append(str(path))
         return out
 
     # -- writes (call inside `transaction()`) ---------------------------------------------------
@@ -476,11 +491,12 @@ class Manifest:
             record.date,
             record.fields_json,
             record.links_json,
+            record.title.casefold(),
         )
         if row is None:
             cur = db.execute(
                 "INSERT INTO notes(path, mtime_ns, size, content_hash, meta_hash, kind, note_type, "
-                "title, date, fields, links) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "title, date, fields, links, title_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 values,
             )
             rowid = cur.lastrowid
@@ -488,7 +504,7 @@ class Manifest:
             rowid = int(row[0])
             db.execute(
                 "UPDATE notes SET path = ?, mtime_ns = ?, size = ?, content_hash = ?, meta_hash = ?, "
-                "kind = ?, note_type = ?, title = ?, date = ?, fields = ?, links = ? WHERE id = ?",
+                "kind = ?, note_type = ?, title = ?, date = ?, fields = ?, links = ?, title_key = ? WHERE id = ?",
                 (*values, rowid),
             )
             db.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))

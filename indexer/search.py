@@ -74,6 +74,7 @@ class Searcher:
         self._store: VectorStore | None = None
         self._vectors: dict[str, npt.NDArray[np.float32]] = {}
         self._shape: tuple[tuple[int, int], int, str | None] | None = None  # (generation, notes, newest day)
+        self._scopes: dict[tuple[Scope, tuple[int, int]], tuple[set[str], list[str] | None]] = {}
 
     def embed_queries(self, queries: Sequence[str]) -> None:
         """Embed many queries in batches ahead of time (batch recall); later searches reuse the vectors."""
@@ -163,11 +164,10 @@ class Searcher:
         kept = self._in_scope(rows, scope)
         if len(rows) < want or len({i.rpartition("#")[0] for i, _ in kept}) >= notes_wanted // 2:
             return kept  # the store holds no more, or enough survived
-        allowed = self.manifest.paths_in_scope(scope)
+        allowed, ids = self._allowed(scope)
         if not allowed:
             return []
-        ids = self.manifest.chunk_ids_of(allowed)
-        if len(ids) <= _EXACT_LIMIT:
+        if ids is not None and len(ids) <= _EXACT_LIMIT:
             stored = self._store.embeddings(ids)
             if not stored:
                 return []
@@ -175,8 +175,8 @@ class Searcher:
             sims = np.stack([stored[n] for n in names]) @ vector
             order = np.argsort(-sims)[:want]
             return [(names[i], float(sims[i])) for i in order]
-        total = max(self.manifest.counts()[1], 1)
-        more = min(int(want * total / len(ids)) + want, _MAX_FETCH)
+        notes = max(self._index_shape()[0], 1)
+        more = min(int(want * notes / len(allowed)) + want, _MAX_FETCH)
         return [row for row in self._store.nearest(vector, more) if row[0].rpartition("#")[0] in allowed][:want]
 
     def _index_shape(self) -> tuple[int, str | None]:
@@ -210,6 +210,20 @@ class Searcher:
         df = self.manifest.doc_frequencies(terms)
         kept = [t for t in terms if df.get(t, 0) <= notes * _COMMON_SHARE]
         return kept or sorted(terms, key=lambda t: df.get(t, 0))[:2]
+
+    def _allowed(self, scope: Scope) -> tuple[set[str], list[str] | None]:
+        """The notes a scope lets through and, for a few notes, their chunk ids (None for many); kept while the
+        index is unchanged, as a batch asks the same `where` many times and a frontmatter filter reads every
+        note's fields."""
+        key = (scope, self.manifest.generation())
+        found = self._scopes.get(key)
+        if found is None:
+            allowed = self.manifest.paths_in_scope(scope)
+            found = (allowed, self.manifest.chunk_ids_of(allowed) if len(allowed) <= _EXACT_LIMIT else None)
+            if len(self._scopes) >= 32:
+                self._scopes.clear()
+            self._scopes[key] = found
+        return found
 
     def _in_scope(self, rows: list[tuple[str, float]], scope: Scope) -> list[tuple[str, float]]:
         records = self.manifest.notes_by_path([i.rpartition("#")[0] for i, _ in rows])

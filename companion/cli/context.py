@@ -14,6 +14,9 @@ from companion.recall import Recall
 from companion.recalled import RecalledContext
 from companion.tokens import TokenCounter
 
+MIN_RELEVANCE = 0.1
+"""Related notes below this relevance (of 1) stay out of a context, whatever room is left."""
+
 
 def register(sub: Any) -> None:
     """Add the `context` subcommand."""
@@ -51,8 +54,12 @@ def build(engine: Recall, recalled: RecalledContext, budget: int, count: TokenCo
         )
         # Every tier's matches, not only warm ones: a hot session that answers the message must survive even
         # when the raw turns are trimmed.
+        # Temporal items are listed under recent sessions already (seed 002: never repeated); a weak match is noise.
         for item in recalled.results[: engine.policy.warm_results]
-        if item.score > 0 and (text := engine.passage(item))
+        if item.tier != "temporal"
+        and item.explanation is not None
+        and item.explanation.relevance >= MIN_RELEVANCE
+        and (text := engine.passage(item))
     ]
     turns = [
         Piece(

@@ -60,9 +60,12 @@ def register(sub: Any) -> None:
 def load_questions(path: str) -> list[Question]:
     """Read and check a questions file; any bad line is a `ConfigError` naming the file and line."""
     try:
-        lines = open(path, encoding="utf-8").read().splitlines()  # noqa: SIM115
+        with open(path, encoding="utf-8") as stream:
+            lines = stream.read().splitlines()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the questions ({exc.strerror or exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     out: list[Question] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -97,6 +100,8 @@ def load_questions(path: str) -> list[Question]:
 
 def run(args: argparse.Namespace) -> int:
     """Rank every question in every mode and print the metrics."""
+    if args.k < 1:
+        raise ConfigError("--k must be at least 1")
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = sorted(set(modes) - set(MODES))
     if unknown or not modes:

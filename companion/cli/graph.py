@@ -23,6 +23,8 @@ def register(sub: Any) -> None:
 
 def find_note(vault: ObsidianVault, name: str) -> str:
     """The vault path a user means: an exact path, a path without `.md`, or a link target; else `VaultError`."""
+    if not name.strip():
+        raise VaultError("give a note: its vault path or its name")
     graph = vault.graph()
     candidates = [name, f"{name}.md"] if not name.endswith(".md") else [name]
     for path in candidates:

@@ -58,12 +58,13 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give either a QUERY or --batch FILE.jsonl")
     scope = scope_from_args(args)
     as_of = parse_as_of(args.as_of)
+    lines = _read_batch_file(args.batch, scope) if args.batch is not None else None
     ws = open_workspace(args)
     try:
         sync_first(ws, args)
         engine = ws.recall()
-        if args.batch is not None:
-            return _batch(engine, args, scope)
+        if lines is not None:
+            return _batch(engine, args, lines)
         context = engine.recall(args.query, k=args.k, as_of=as_of, scope=scope)
         if args.record if args.record is not None else as_of is None:
             engine.record([item.path for item in context.results])
@@ -153,6 +154,8 @@ def read_batch(stream: TextIO, source: str, base: Scope) -> Iterator[BatchQuery 
         else:
             try:
                 extra = where_from_mapping(obj.get("where"), where)
+                if as_of is not None:
+                    parse_as_of(as_of, f"{where}: as_of")
             except ConfigError as exc:
                 yield (qid, str(exc))
                 continue
@@ -160,14 +163,20 @@ def read_batch(stream: TextIO, source: str, base: Scope) -> Iterator[BatchQuery 
             yield BatchQuery(qid, query, k, as_of, scope)
 
 
-def _batch(engine: Recall, args: argparse.Namespace, scope: Scope) -> int:
-    source = "stdin" if args.batch == "-" else args.batch
+def _read_batch_file(name: str, scope: Scope) -> list[BatchQuery | tuple[str, str]]:
+    source = "stdin" if name == "-" else name
     try:
-        stream = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")  # noqa: SIM115
+        if name == "-":
+            return list(read_batch(sys.stdin, source, scope))
+        with open(name, encoding="utf-8") as stream:
+            return list(read_batch(stream, source, scope))
     except OSError as exc:
         raise ConfigError(f"{source}: cannot read the batch file ({exc.strerror or exc})") from exc
-    with stream:
-        lines = list(read_batch(stream, source, scope))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+
+
+def _batch(engine: Recall, args: argparse.Namespace, lines: list[BatchQuery | tuple[str, str]]) -> int:
     # One pass through the model for every question, instead of one call per question.
     engine.index.embed_queries([q.query for q in lines if isinstance(q, BatchQuery)])
     failed = 0
@@ -179,7 +188,7 @@ def _batch(engine: Recall, args: argparse.Namespace, scope: Scope) -> int:
             print_json({"id": entry[0], "error": entry[1], "results": []})
             continue
         try:
-            as_of = parse_as_of(entry.as_of, f"id {entry.id}: as_of") if entry.as_of else default_as_of
+            as_of = parse_as_of(entry.as_of) if entry.as_of else default_as_of
             context = engine.recall(entry.query, k=entry.k or args.k, as_of=as_of, scope=entry.scope)
         except CompanionError as exc:
             failed += 1

@@ -45,9 +45,13 @@ def parse_as_of(text: str | None, what: str = "--as-of") -> dt.datetime | None:
     if text is None:
         return None
     try:
-        return dt.datetime.fromisoformat(text.strip())
+        moment = dt.datetime.fromisoformat(text.strip())
     except ValueError:
         raise ConfigError(f"{what} {text!r}: expected an ISO-8601 moment such as 2026-11-20T10:00:00") from None
+    if not 1900 <= moment.year <= 9000:
+        # The hot window and date expressions reach days before and after: keep far from datetime's limits.
+        raise ConfigError(f"{what} {text!r}: expected a year between 1900 and 9000")
+    return moment
 
 
 def scope_from_args(args: argparse.Namespace) -> Scope:
@@ -92,11 +96,15 @@ def item_json(item: RecallItem, explain: bool = True) -> dict[str, Any]:
             "lexical": round(e.lexical, 6),
             "dense_norm": round(e.dense_norm, 6),
             "lexical_norm": round(e.lexical_norm, 6),
+            "dense_weight": e.dense_weight,
             "relevance": round(e.relevance, 6),
             "graph": round(e.graph, 6),
             "graph_via": e.graph_via,
             "date": round(e.date, 6),
             "decay": round(e.decay.value, 6),
+            "decay_curve": round(e.decay.curve, 6),
+            "decay_resistance": round(e.decay.resistance, 6),
+            "decay_lift": round(e.decay.lift, 6),
             "days_since_access": None if e.decay.days_since_access is None else round(e.decay.days_since_access, 3),
             "access_count": e.access.access_count,
             "last_accessed_at": e.access.last_accessed_at.isoformat() if e.access.last_accessed_at else None,

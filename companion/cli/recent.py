@@ -10,6 +10,9 @@ from companion.cli.recallargs import add_scope_arguments, parse_as_of, scope_fro
 from companion.cli.workspace import add_vault_arguments, open_workspace
 from companion.errors import ConfigError
 
+MAX_HOURS = 24 * 3660
+"""The longest window `--hours` accepts."""
+
 
 def register(sub: Any) -> None:
     """Add the `recent` subcommand."""
@@ -24,8 +27,8 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """List recent sessions; read-only."""
-    if args.hours is not None and args.hours <= 0:
-        raise ConfigError("--hours must be more than 0")
+    if args.hours is not None and not 0 < args.hours <= MAX_HOURS:
+        raise ConfigError(f"--hours must be more than 0 and at most {MAX_HOURS} (ten years)")
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be at least 1")
     scope = scope_from_args(args)

@@ -290,3 +290,52 @@ def test_a_renamed_note_keeps_its_access_statistics(tmp_path: Path) -> None:
         assert stats[old].access_count == 0
     finally:
         ws.close()
+
+
+def test_links_to_titles_with_non_ascii_capitals_resolve(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, "Memory/Ärger mit dem Vermieter.md", "The landlord dispute about the Nebenkosten.\n")
+    write(root, "Notes/Miete.md", "Rent notes; see [[ärger mit dem vermieter]] for the dispute.\n")
+    ws = workspace(root)
+    try:
+        ws.indexer().sync()
+        assert ws.searcher().titled(["ärger mit dem vermieter"]) == {
+            "ärger mit dem vermieter": ["Memory/Ärger mit dem Vermieter.md"]
+        }
+    finally:
+        ws.close()
+
+
+def test_a_replay_leaves_out_notes_written_later_the_same_day(indexed: Workspace) -> None:
+    packing = conversation_path(0, "packing")  # 09:00 on NOW's day
+    before = engine(indexed).recall("packing list goggles helmet", as_of=NOW.replace(hour=8, minute=30))
+    after = engine(indexed).recall("packing list goggles helmet", as_of=NOW.replace(hour=9, minute=30))
+    assert packing not in paths(before)
+    assert packing in paths(after)
+
+
+def test_sessions_answer_where_filters_from_their_notes_and_twins_match_by_moment(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    day = NOW.date()
+    write(
+        root, f"ops/sessions/{day}/0300-a.md", f"---\ndate: {day}\ntime: '03:00'\nuser_id: Alice\nchat_id: tg\n---\nA\n"
+    )
+    write(
+        root,
+        "Conversations/a.md",
+        f"---\ntype: conversation\ndate: {day}\ntime: '03:00:00'\nuser_id: alice\nchat_id: tg\ntopic: ski\n---\n\n"
+        "**alice:** ski boots\n\n**sentinel:** size 42\n",
+    )
+    ws = workspace(root)
+    try:
+        ws.indexer().sync()
+        recall = ws.recall()
+        hot, _ = recall.hot(NOW)
+        assert [(r.carrier, sorted(r.paths)) for r in hot] == [
+            ("Conversations/a.md", ["Conversations/a.md", f"ops/sessions/{day}/0300-a.md"])
+        ], "the summary and its conversation note are one session"
+        scoped = recall.recall("ski boots", as_of=NOW, scope=Scope(where=(("topic", "ski"),)))
+        assert [s.path for s in scoped.sessions] == [f"ops/sessions/{day}/0300-a.md"]
+        assert paths(scoped, "hot") == ["Conversations/a.md"]
+    finally:
+        ws.close()

@@ -207,8 +207,9 @@ def test_an_index_from_schema_1_is_upgraded_without_re_embedding(tmp_path: Path)
         path = ws.manifest.path
         ws.close()
         db = sqlite3.connect(path)
-        db.execute("ALTER TABLE notes DROP COLUMN fields")
-        db.execute("ALTER TABLE notes DROP COLUMN links")
+        db.execute("DROP INDEX notes_title_key")
+        for column in ("fields", "links", "title_key"):
+            db.execute(f"ALTER TABLE notes DROP COLUMN {column}")
         db.execute("UPDATE meta SET value = '1' WHERE key = 'schema'")
         db.commit()
         db.close()
@@ -238,3 +239,36 @@ def test_on_the_evaluation_set_the_companion_beats_bm25(tmp_path: Path) -> None:
     assert overall["hybrid"]["recall@5"] > overall["bm25"]["recall@5"]
     assert overall["hybrid"]["mrr"] > overall["bm25"]["mrr"]
     assert overall["hybrid"]["questions"] >= 60
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("recall", "x", "--as-of", "0001-01-01"), "year between 1900 and 9000"),
+        (("recall", "x", "--as-of", "soon"), "ISO-8601"),
+        (("recent", "--hours", "inf"), "--hours"),
+        (("recent", "--hours", "nan"), "--hours"),
+        (("recall", "x", "--since", "2026-05-01", "--until", "2026-04-01"), "after --until"),
+        (("graph", ""), "give a note"),
+        (("eval", "missing.jsonl"), "cannot read the questions"),
+    ],
+)
+def test_bad_arguments_are_clear_errors(vault: Path, data_dir: str, args: tuple[str, ...], message: str) -> None:
+    out = _run(vault, data_dir, *args)
+    assert out.returncode == 2, out.stderr
+    assert message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_batch_file_that_is_not_utf8_is_refused_before_indexing(vault: Path, tmp_path: Path) -> None:
+    batch = tmp_path / "q.jsonl"
+    batch.write_bytes(b'{"id": "a", "query": "caf\xe9"}\n')
+    out = _run(vault, str(tmp_path / "fresh"), "recall", "--batch", str(batch))
+    assert out.returncode == 2 and "not UTF-8" in out.stderr
+    assert not list((tmp_path / "fresh").rglob("manifest.sqlite")), "nothing was indexed for a batch that failed"
+
+
+def test_a_batch_line_with_a_bad_as_of_names_its_line(vault: Path, data_dir: str) -> None:
+    text = json.dumps({"id": "a", "query": "x", "as_of": "0001-01-01"}) + "\n"
+    out = _run(vault, data_dir, "recall", "--batch", "-", stdin=text)
+    row = json.loads(out.stdout)
+    assert out.returncode == 1 and "stdin, line 1" in row["error"] and "1900" in row["error"]

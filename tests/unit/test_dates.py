@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from companion.dates import DateRange, find_date_range, strip_date_phrase
+from companion.dates import DateRange, find_date_range
 
 NOV = datetime(2026, 11, 22, 15, 0)  # a Sunday
 FEB = datetime(2026, 2, 10, 9, 0)  # a Tuesday, early in the year: month names roll back to 2025
@@ -194,25 +194,6 @@ def test_date_range_contains_and_distance() -> None:
     assert [week.distance(d(11, day)) for day in (6, 9, 12, 15, 19)] == [3, 0, 0, 0, 4]
 
 
-@pytest.mark.parametrize(
-    ("question", "expected"),
-    [
-        ("what did we decide last week about the budget", "what did we decide about the budget"),
-        ("what happened in March?", "what happened?"),
-        ("Yesterday I wrote about skiing", "I wrote about skiing"),
-        ("What happened IN MARCH with the roof", "What happened with the roof"),
-    ],
-)
-def test_strip_date_phrase(question: str, expected: str) -> None:
-    found = find_date_range(question, NOV)
-    assert found is not None
-    assert strip_date_phrase(question, found) == expected
-
-
-def test_strip_date_phrase_leaves_text_without_the_phrase_alone() -> None:
-    assert strip_date_phrase("nothing here", DateRange(d(1, 1), d(1, 1), "last week")) == "nothing here"
-
-
 _WORDS = [
     "in", "on", "since", "between", "and", "to", "from", "the", "last", "this", "past", "a", "few", "couple",
     "of", "early", "mid", "late", "May", "march", "feb", "Tuesday", "week", "weeks", "month", "year", "days",
@@ -229,4 +210,3 @@ def test_never_raises_and_ranges_are_ordered_and_in_the_past(text: str, as_of: d
     if found is not None:
         assert found.start <= found.end <= as_of.date()
         assert found.phrase and found.phrase in text
-        strip_date_phrase(text, found)

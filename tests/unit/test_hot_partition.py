@@ -115,7 +115,7 @@ def test_the_moment_itself_is_included_and_a_second_later_is_not() -> None:
     assert split.pushed_out == ()
 
 
-def test_sessions_with_an_unreadable_time_are_in_neither_list() -> None:
+def test_an_unreadable_date_is_in_neither_list_and_an_unreadable_time_counts_from_midnight() -> None:
     sessions = [
         _session("2026-03-10", "noon"),
         _session("not a date", "10:00"),
@@ -123,7 +123,7 @@ def test_sessions_with_an_unreadable_time_are_in_neither_list() -> None:
     ]
     split = partition_hot(sessions, replace(POLICY, hot_limit=1), NOW)
     assert _whens(split.hot) == ["alice:main 2026-03-10 10:00"]
-    assert split.pushed_out == ()
+    assert [s.time for s in split.pushed_out] == ["noon"]
 
 
 def test_pushed_out_holds_what_the_limit_left_out_newest_first() -> None:

@@ -56,9 +56,16 @@ def test_resistance_caps_at_fifty_accesses() -> None:
 def test_floor_and_ceiling() -> None:
     assert decay(_accessed(3650, 1), POLICY, NOW).value == pytest.approx(0.25)  # floor
     assert decay(_accessed(1, 50), POLICY, NOW).value == pytest.approx(1.0)  # ceiling
-    future = AccessStats(NOW + timedelta(days=3), 1)  # a clock skew never boosts past the ceiling
-    assert decay(future, POLICY, NOW).value == pytest.approx(1.0)
-    assert decay(future, POLICY, NOW).days_since_access == 0.0
+    skewed = AccessStats(NOW + timedelta(minutes=2), 1)  # a clock skew never boosts past the ceiling
+    assert decay(skewed, POLICY, NOW).value == pytest.approx(1.0)
+    assert decay(skewed, POLICY, NOW).days_since_access == 0.0
+
+
+def test_an_access_after_now_has_not_happened_yet() -> None:
+    # Replaying the past with --as-of must not see what was recalled later.
+    later = AccessStats(NOW + timedelta(days=3), 7)
+    assert decay(later, POLICY, NOW).days_since_access is None
+    assert decay(later, POLICY, NOW).value == pytest.approx(0.55)
 
 
 def test_score_is_raw_times_decay() -> None:

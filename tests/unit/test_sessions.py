@@ -93,7 +93,7 @@ def test_numeric_user_ids_become_text() -> None:
         ("2026-06-11", "14:03:07+02:00", dt.datetime(2026, 6, 11, 14, 3, 7)),
         ("2026-06-11T08:00:00", "", dt.datetime(2026, 6, 11, 8, 0)),
         ("2026-06-11", "", dt.datetime(2026, 6, 11)),
-        ("2026-06-11", "teatime", None),
+        ("2026-06-11", "teatime", dt.datetime(2026, 6, 11)),  # the day alone still places it
         ("yesterday", "14:03", None),
         ("", "", None),
     ],
