@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from companion.cli.output import print_json
-from companion.cli.recallargs import add_scope_arguments, parse_as_of, scope_from_args, sync_first
+from companion.cli.recallargs import add_record_argument, add_scope_arguments, parse_as_of, scope_from_args, sync_first
 from companion.cli.workspace import add_vault_arguments, open_workspace
 from companion.context import AssembledContext, Piece, assemble
 from companion.errors import ConfigError
@@ -26,12 +26,7 @@ def register(sub: Any) -> None:
     p.add_argument("--budget", type=int, default=None, help="hard token budget (default: retention.token_budget)")
     add_scope_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument(
-        "--record",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="count the notes put in the context as accessed (default: yes, except with --as-of)",
-    )
+    add_record_argument(p, "the notes put in the context (default: yes, except with --as-of)")
     p.set_defaults(run=run)
 
 

@@ -9,13 +9,12 @@ Nothing is recorded as accessed.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from companion.cli.output import print_json
-from companion.cli.recallargs import parse_as_of, sync_first
+from companion.cli.recallargs import json_lines, parse_as_of, sync_first
 from companion.cli.workspace import add_vault_arguments, open_workspace
 from companion.errors import ConfigError
 from companion.evaluate import CUTOFFS, Judged, Scores, by_label, score
@@ -67,15 +66,10 @@ def load_questions(path: str) -> list[Question]:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     out: list[Question] = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        where = f"{path}, line {number}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{where}: not JSON ({exc.msg})") from None
-        if not isinstance(obj, dict) or not isinstance(obj.get("query"), str):
+    for number, where, obj in json_lines(lines, path):
+        if isinstance(obj, str):
+            raise ConfigError(obj)
+        if not isinstance(obj.get("query"), str):
             raise ConfigError(f"{where}: expected an object with a `query` string")
         evidence = obj.get("evidence")
         if not isinstance(evidence, list) or not evidence or not all(isinstance(e, str) for e in evidence):

@@ -8,7 +8,6 @@ so measuring recall never changes it.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,8 +15,10 @@ from typing import Any, TextIO
 
 from companion.cli.output import print_json
 from companion.cli.recallargs import (
+    add_record_argument,
     add_scope_arguments,
     item_json,
+    json_lines,
     parse_as_of,
     scope_from_args,
     session_json,
@@ -41,12 +42,7 @@ def register(sub: Any) -> None:
     p.add_argument("--batch", metavar="FILE.jsonl", help="answer one JSON query per line ('-' for stdin)")
     p.add_argument("--explain", action="store_true", help="show every part of each score")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument(
-        "--record",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="count the results as accessed (default: yes for a single recall, no for --as-of and --batch)",
-    )
+    add_record_argument(p, "the results (default: yes for a single recall, no for --as-of and --batch)")
     p.set_defaults(run=run)
 
 
@@ -131,17 +127,9 @@ class BatchQuery:
 
 def read_batch(stream: TextIO, source: str, base: Scope) -> Iterator[BatchQuery | tuple[str, str]]:
     """Parse a batch file line by line: a `BatchQuery`, or (id, error message) for a line that cannot be used."""
-    for number, line in enumerate(stream, 1):
-        if not line.strip():
-            continue
-        where = f"{source}, line {number}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield (f"line {number}", f"{where}: not JSON ({exc.msg})")
-            continue
-        if not isinstance(obj, dict):
-            yield (f"line {number}", f"{where}: expected a JSON object")
+    for number, where, obj in json_lines(stream, source):
+        if isinstance(obj, str):
+            yield (f"line {number}", obj)
             continue
         qid = str(obj.get("id", f"line {number}"))
         query, k, as_of = obj.get("query"), obj.get("k"), obj.get("as_of")

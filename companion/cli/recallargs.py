@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import sys
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from companion.cli.output import ProgressBar
@@ -38,6 +40,30 @@ def add_scope_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="answer from the index as it is (by default it is brought up to date first, unless a watcher runs)",
     )
+
+
+def add_record_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--record / --no-record`: whether `what` counts as accessed (default: the command decides)."""
+    parser.add_argument(
+        "--record",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"count {what} as accessed",
+    )
+
+
+def json_lines(lines: Iterable[str], source: str) -> Iterator[tuple[int, str, dict[str, Any] | str]]:
+    """For each non-blank JSONL line: (line number, "<source>, line N", the object or an error message)."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{source}, line {number}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield number, where, f"{where}: not JSON ({exc.msg})"
+            continue
+        yield number, where, obj if isinstance(obj, dict) else f"{where}: expected a JSON object"
 
 
 def parse_as_of(text: str | None, what: str = "--as-of") -> dt.datetime | None:
