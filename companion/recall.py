@@ -147,7 +147,7 @@ class Recall:
             tier_of.update(dict.fromkeys(ref.paths, "hot"))
         temporal_paths = {t.path for t in temporal}
         tier_of.update(dict.fromkeys(temporal_paths, "temporal"))
-        matched = [replace(item, tier=tier_of.get(item.path, "warm")) for item in scored]
+        matched = [item if item.path not in tier_of else replace(item, tier=tier_of[item.path]) for item in scored]
         warm = tuple(item for item in matched if item.tier == "warm")[: self.policy.warm_results]
 
         if by_time:
@@ -212,7 +212,10 @@ class Recall:
         reserved: int,
     ) -> list[RecallItem]:
         settings = self.settings
-        want = max(k, self.policy.warm_results) + reserved + 5
+        # Room for the hot and temporal items the question also matches, so warm still fills its share; capped,
+        # as a busy day can hold hundreds of recent sessions and few of them match.
+        base = max(k, self.policy.warm_results)
+        want = base + min(reserved, base) + 5
         hits = {
             h.path: h
             for h in self.index.search(

@@ -11,7 +11,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from companion.candidates import NoteIndex, NoteInfo
-from companion.scope import Scope
+from companion.scope import COLUMN_FIELDS, Scope
 from companion.sessions import SessionSummary
 from companion.vault import ObsidianVault
 
@@ -102,10 +102,15 @@ def summary_from_note(note: NoteInfo) -> SessionSummary:
     )
 
 
+_OWN_FIELDS = frozenset({"user_id", "chat_id", *COLUMN_FIELDS})
+
+
 def _ref_in_scope(ref: SessionRef, scope: Scope) -> bool:
     s = ref.summary
     when = s.when
-    fields = {**(ref.note.frontmatter if ref.note else {}), "user_id": s.user_id, "chat_id": s.chat_id}
+    # A replay's scope is mostly a date bound: decode the note's frontmatter only for fields a session lacks.
+    needs_note = ref.note is not None and any(key not in _OWN_FIELDS for key, _ in scope.where)
+    fields = {**(ref.note.frontmatter if needs_note and ref.note else {}), "user_id": s.user_id, "chat_id": s.chat_id}
     note_type = ref.note.note_type if ref.note else None
     return scope.matches(ref.carrier, ref.kind, note_type, when.date() if when else None, fields)
 

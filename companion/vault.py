@@ -301,9 +301,10 @@ class ObsidianVault:
                 self.problems.append((f"{base}/{day}", f"cannot read folder: {exc.strerror or exc}"))
                 continue
             entries: list[tuple[str, os.stat_result]] = []
+            folder_text = str(day_path)
             for name in names:
                 try:
-                    entries.append((name, os.stat(day_path / name)))
+                    entries.append((name, os.stat(os.path.join(folder_text, name))))
                 except OSError as exc:  # a broken link, or a file saved away mid-scan: skip it alone
                     self.problems.append((f"{base}/{day}/{name}", f"cannot be read: {exc.strerror or exc}"))
             for name, info in entries:
