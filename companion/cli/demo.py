@@ -73,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     for query, hits in samples.items():
         print(f"\nrecall  {query!r}")
         for rank, h in enumerate(hits, 1):
-            print(f"  {rank}. {h.score:.3f} {h.tier:<8} {h.path}")
-    print(f"\nTry:  companion recall --vault {dest} 'what is the running plan?'")
+            score = f"{h.score:.3f}" if h.explanation is not None else "    -"
+            print(f"  {rank}. {score} {h.tier:<8} {h.path}")
+    print(f"\nTry:  companion recall --vault {dest} --explain 'what is the running plan?'")
     return 0

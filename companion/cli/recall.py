@@ -99,7 +99,8 @@ def _print(context: RecalledContext, explain: bool) -> None:
     for rank, item in enumerate(context.results, 1):
         where = f"#{item.anchor}" if item.anchor else ""
         date = f"  ({item.date[:10]})" if item.date else ""
-        print(f"{rank:>2}. {item.score:.3f} {item.tier:<8} {item.path}{where}{date}")
+        score = f"{item.score:.3f}" if item.explanation is not None else "    -"  # listed by time, not scored
+        print(f"{rank:>2}. {score} {item.tier:<8} {item.path}{where}{date}")
         if explain and item.explanation is not None:
             for line in item.explanation.lines():
                 print(f"      {line}")
