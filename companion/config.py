@@ -82,7 +82,7 @@ class EmbeddingConfig:
 class RecallConfig:
     """How recall ranks and which tiers it adds (the policy's budgets live in `retention`)."""
 
-    dense_weight: float = 0.6
+    dense_weight: float = 0.65
     """Share of the dense (embedding) side in a note's relevance; the rest is BM25 (tuned on `eval/`)."""
     graph_weight: float = 0.1
     """How much a wikilink to or from a strong candidate adds to a note's relevance."""

@@ -238,6 +238,7 @@ def test_on_the_evaluation_set_the_companion_beats_bm25(tmp_path: Path) -> None:
     overall = json.loads(out.stdout)["overall"]
     assert overall["hybrid"]["recall@5"] > overall["bm25"]["recall@5"]
     assert overall["hybrid"]["mrr"] > overall["bm25"]["mrr"]
+    assert overall["hybrid"]["recall@5"] >= overall["dense"]["recall@5"]
     assert overall["hybrid"]["questions"] >= 60
 
 
