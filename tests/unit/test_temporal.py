@@ -107,10 +107,15 @@ def test_recent_items_keeps_completed_sessions_of_the_window_newest_first() -> N
         _session("2026-03-09", "09:00:00", user="bob"),
         _session("2026-03-08", "15:00:00"),  # exactly 48 hours before NOW
         _session("2026-03-08", "14:59:59"),  # just outside
-        _session("2026-03-10", "noon"),  # unreadable time
+        _session("2026-03-10", "noon"),  # unreadable time: placed at the start of its day
     )
     items = recent_items(sessions, NOW)
-    assert _whens(items) == ["2026-03-10 14:30:00", "2026-03-09 09:00:00", "2026-03-08 15:00:00"]
+    assert _whens(items) == [
+        "2026-03-10 14:30:00",
+        "2026-03-10 00:00:00",
+        "2026-03-09 09:00:00",
+        "2026-03-08 15:00:00",
+    ]
     first = items[0]
     assert (first.path, first.title, first.user_id, first.chat_id) == (
         "Conversations/143000-alice.md",
@@ -118,7 +123,7 @@ def test_recent_items_keeps_completed_sessions_of_the_window_newest_first() -> N
         "alice",
         "main",
     )
-    assert items[1].user_id == "bob"
+    assert items[2].user_id == "bob"
     assert all(item.summary == "" for item in items)
 
 
