@@ -214,8 +214,8 @@ class Recall:
         settings = self.settings
         # Room for the hot and temporal items the question also matches, so warm still fills its share; capped,
         # as a busy day can hold hundreds of recent sessions and few of them match.
-        base = max(k, self.policy.warm_results)
-        want = base + min(reserved, base) + 5
+        share = max(k, self.policy.warm_results)
+        want = share + min(reserved, share) + 5
         hits = {
             h.path: h
             for h in self.index.search(
