@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -111,6 +111,10 @@ class NoteIndex(Protocol):
         self, query: str, k: int, *, scope: Scope | None = None, dense_weight: float = ..., candidates: int = ...
     ) -> list[Hit]:
         """The `k` most relevant notes within `scope`, best first."""
+        ...
+
+    def generation(self) -> Hashable:
+        """A value that changes whenever the index changes (to key caches)."""
         ...
 
     def embed_queries(self, queries: Sequence[str]) -> None:

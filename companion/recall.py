@@ -27,7 +27,7 @@ from companion.hot import local_moment, partition_hot, window_start
 from companion.recalled import Explanation, RecalledContext, RecallItem, Tier
 from companion.retention import RetentionPolicy
 from companion.scope import Scope
-from companion.sessionrefs import SessionRef, collect_sessions
+from companion.sessionrefs import SessionRef, collect_sessions, ref_in_scope
 from companion.sessions import SessionSummary, session_datetime
 from companion.temporal import TemporalItem, is_pure_recap, recap_boost, recent_items
 from companion.vault import ObsidianVault
@@ -53,12 +53,26 @@ class Recall:
         self.settings = settings or RecallConfig()
         self.access = access
         self._built: dict[str, tuple[str, SessionSummary, str]] = {}  # see `collect_sessions`
+        self._day_refs: tuple[tuple[object, ...], list[SessionRef]] | None = None  # see `sessions_since`
 
     # -- sessions ------------------------------------------------------------------------------
 
     def sessions_since(self, first_day: dt.date, moment: dt.datetime, scope: Scope | None = None) -> list[SessionRef]:
-        """Sessions from `first_day` up to `moment`, one entry per session (see `companion.sessionrefs`)."""
-        return collect_sessions(self.vault, self.index, first_day, moment, scope, self._built)
+        """Sessions from `first_day` up to `moment`, one entry per session (see `companion.sessionrefs`).
+
+        The sessions of whole days are kept until the index or the session summaries change, so questions asked
+        one after another (a batch, an agent's turns) only filter them by moment and scope.
+        """
+        summaries = tuple(self.vault.sessions(since=first_day))
+        key = (first_day, moment.date(), self.index.generation(), summaries)
+        if self._day_refs is None or self._day_refs[0] != key:
+            end_of_day = dt.datetime.combine(moment.date(), dt.time.max)
+            refs = collect_sessions(self.vault, self.index, first_day, end_of_day, None, self._built, summaries)
+            self._day_refs = (key, refs)
+        kept = [r for r in self._day_refs[1] if (w := r.summary.when) is not None and w <= moment]
+        if scope is not None and not scope.empty:
+            kept = [r for r in kept if ref_in_scope(r, scope)]
+        return kept
 
     def hot(
         self, as_of: dt.datetime | None = None, scope: Scope | None = None

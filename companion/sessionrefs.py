@@ -8,6 +8,7 @@ one session, reported under the conversation note (the summary folder is not ind
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from companion.candidates import NoteIndex, NoteInfo
@@ -43,16 +44,19 @@ def collect_sessions(
     moment: dt.datetime,
     scope: Scope | None = None,
     built: dict[str, tuple[str, SessionSummary, str]] | None = None,
+    summaries: Sequence[SessionSummary] | None = None,
 ) -> list[SessionRef]:
     """Sessions from `first_day` up to `moment`: summaries under `ops/sessions/` and conversation notes, one
     entry per session (a conversation note naming its summary in `session:`, or sharing its date, time and
     key, is the same session).
 
     `built` keeps the summaries made from conversation notes between calls, keyed by path and checked against
-    the note's frontmatter, so a busy window is not decoded again for every question.
+    the note's frontmatter, so a busy window is not decoded again for every question. `summaries` are the
+    vault's session summaries since `first_day`, when the caller has read them already.
     """
     built = {} if built is None else built
-    summaries = [s for s in vault.sessions(since=first_day) if (w := s.when) is not None and w <= moment]
+    listed = vault.sessions(since=first_day) if summaries is None else summaries
+    summaries = [s for s in listed if (w := s.when) is not None and w <= moment]
     notes = [n for n in index.dated(first_day, moment.date()) if n.kind == "conversation"]
     by_path = {s.path: s for s in summaries}
     # Matched by moment and key, not by the strings as written: "03:00" and "03:00:00" are the same turn.
@@ -83,7 +87,7 @@ def collect_sessions(
             title = summary.user_msg.strip() or summary.path.rsplit("/", 1)[-1].removesuffix(".md")
             refs.append(SessionRef(summary, summary.path, title, frozenset({summary.path}), "session"))
     if scope is not None and not scope.empty:
-        refs = [r for r in refs if _ref_in_scope(r, scope)]
+        refs = [r for r in refs if ref_in_scope(r, scope)]
     return refs
 
 
@@ -105,7 +109,8 @@ def summary_from_note(note: NoteInfo) -> SessionSummary:
 _OWN_FIELDS = frozenset({"user_id", "chat_id", *COLUMN_FIELDS})
 
 
-def _ref_in_scope(ref: SessionRef, scope: Scope) -> bool:
+def ref_in_scope(ref: SessionRef, scope: Scope) -> bool:
+    """Whether a session passes a scope (its conversation note's frontmatter answers other fields)."""
     s = ref.summary
     when = s.when
     # A replay's scope is mostly a date bound: decode the note's frontmatter only for fields a session lacks.

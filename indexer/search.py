@@ -76,6 +76,10 @@ class Searcher:
         self._shape: tuple[tuple[int, int], int, str | None] | None = None  # (generation, notes, newest day)
         self._scopes: dict[tuple[Scope, tuple[int, int]], tuple[set[str], list[str] | None]] = {}
 
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever the index changes."""
+        return self.manifest.generation()
+
     def embed_queries(self, queries: Sequence[str]) -> None:
         """Embed many queries in batches ahead of time (batch recall); later searches reuse the vectors."""
         todo = [q for q in dict.fromkeys(queries) if q.strip() and q not in self._vectors]
