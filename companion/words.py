@@ -122,3 +122,32 @@ STOPWORDS = frozenset(
         "your",
     ]
 )
+
+# Words of how a question is asked rather than what it is about ("can you remind me what we said about..."); they
+# match most conversation notes and only blur BM25's ranking.
+QUESTION_FILLER = frozenset(
+    [
+        "tell",
+        "please",
+        "say",
+        "said",
+        "says",
+        "remind",
+        "remember",
+        "recall",
+        "mention",
+        "mentioned",
+        "talk",
+        "talked",
+        "discuss",
+        "discussed",
+        "thanks",
+        "thank",
+        "hi",
+        "hey",
+        "ok",
+        "okay",
+        "also",
+        "let",
+    ]
+)

@@ -411,12 +411,32 @@ class Manifest:
         return [(str(p), float(s)) for p, s in rows]
 
     def doc_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
-        """How many notes hold each (already tokenised) term; terms absent from the index are left out."""
+        """How many notes hold each word, as the index stems it ("entity" is stored as "entiti"); words the
+        index does not hold are left out."""
         if not terms:
             return {}
-        marks = ",".join("?" * len(terms))
-        rows = self._db.execute(f"SELECT term, doc FROM fts_terms WHERE term IN ({marks})", list(terms))
-        return {str(t): int(d) for t, d in rows}
+        # The index's own tokenizer stems the words: a scratch FTS table in the connection's temp schema.
+        self._db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words USING fts5(w, tokenize = 'porter unicode61')"
+        )
+        self._db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_stems USING fts5vocab(temp, query_words, 'instance')"
+        )
+        self._db.execute("DELETE FROM temp.query_words")
+        self._db.executemany("INSERT INTO temp.query_words(rowid, w) VALUES (?, ?)", list(enumerate(terms, 1)))
+        stems = {
+            str(term): terms[int(doc) - 1] for term, doc in self._db.execute("SELECT term, doc FROM temp.query_stems")
+        }
+        self._db.execute("DELETE FROM temp.query_words")
+        if not stems:
+            return {}
+        marks = ",".join("?" * len(stems))
+        rows = self._db.execute(f"SELECT term, doc FROM fts_terms WHERE term IN ({marks})", list(stems))
+        out: dict[str, int] = {}
+        for stem, docs in rows:
+            word = stems[str(stem)]
+            out[word] = max(out.get(word, 0), int(docs))
+        return out
 
     def paths_in_scope(self, scope: Scope) -> set[str]:
         """The indexed notes a scope lets through."""

@@ -14,7 +14,7 @@ from companion.config import RecallConfig
 from companion.embeddings import Embedder
 from companion.fusion import fuse
 from companion.scope import Scope, note_day
-from companion.words import STOPWORDS
+from companion.words import QUESTION_FILLER, STOPWORDS
 from indexer.manifest import Manifest, NoteRecord
 from indexer.store import VectorStore
 
@@ -24,7 +24,7 @@ _TERM = re.compile(r"\w+", re.UNICODE)
 def query_terms(text: str) -> list[str]:
     """The query's distinct lower-cased words; stopwords are dropped unless the query holds nothing else."""
     terms = list(dict.fromkeys(t.lower() for t in _TERM.findall(text)))
-    return [t for t in terms if t not in STOPWORDS] or terms
+    return [t for t in terms if t not in STOPWORDS and t not in QUESTION_FILLER] or terms
 
 
 def fts_query(text: str | Sequence[str]) -> str:
@@ -40,6 +40,7 @@ _EXACT_LIMIT = 1500  # a scope with at most this many chunks is searched exactly
 _MAX_FETCH = 5000  # most chunks asked of the store in one query
 _PRUNE_FROM = 5000  # notes from which terms common to many notes are left out of the lexical query
 _COMMON_SHARE = 0.1  # "common": held by more than this share of the notes
+_MOST_TERMS = 5  # in a large vault, the lexical query keeps at most this many of its rarest words
 
 
 def info_from_record(record: NoteRecord) -> NoteInfo:
@@ -75,6 +76,7 @@ class Searcher:
         self._vectors: dict[str, npt.NDArray[np.float32]] = {}
         self._shape: tuple[tuple[int, int], int, str | None] | None = None  # (generation, notes, newest day)
         self._scopes: dict[tuple[Scope, tuple[int, int]], tuple[set[str], list[str] | None]] = {}
+        self._df: tuple[tuple[int, int], dict[str, int]] = ((-1, -1), {})
 
     def generation(self) -> tuple[int, int]:
         """Changes whenever the index changes."""
@@ -162,13 +164,19 @@ class Searcher:
         """
         assert self._store is not None
         vector = self._vector(query)
-        rows = self._store.nearest(vector, want)
         if scope is None:
-            return rows
-        kept = self._in_scope(rows, scope)
-        if len(rows) < want or len({i.rpartition("#")[0] for i, _ in kept}) >= notes_wanted // 2:
-            return kept  # the store holds no more, or enough survived
-        allowed, ids = self._allowed(scope)
+            return self._store.nearest(vector, want)
+        # A date range or a field filter is usually narrow: learn its size first (cached) and search it exactly.
+        # A replay's `until` alone keeps most notes: try the plain query first.
+        narrow = scope.since is not None or bool(scope.where) or bool(scope.path_glob)
+        allowed, ids = self._allowed(scope) if narrow else (None, None)
+        if allowed is None or ids is None:
+            rows = self._store.nearest(vector, want)
+            kept = self._in_scope(rows, scope)
+            if len(rows) < want or len({i.rpartition("#")[0] for i, _ in kept}) >= notes_wanted // 2:
+                return kept  # the store holds no more, or enough survived
+            if allowed is None:
+                allowed, ids = self._allowed(scope)
         if not allowed:
             return []
         if ids is not None and len(ids) <= _EXACT_LIMIT:
@@ -200,20 +208,39 @@ class Searcher:
             scope = Scope(scope.where, scope.since, None, scope.path_glob)
         return None if scope.empty else scope
 
+    def _doc_frequencies(self, terms: list[str]) -> dict[str, int]:
+        """Document frequencies, remembered while the index is unchanged (a question's second, date-scoped
+        search and a batch's repeated words ask again)."""
+        generation = self.manifest.generation()
+        if self._df[0] != generation or len(self._df[1]) > 50_000:
+            self._df = (generation, {})
+        known = self._df[1]
+        missing = [t for t in terms if t not in known]
+        if missing:
+            found = self.manifest.doc_frequencies(missing)
+            known.update({t: found.get(t, 0) for t in missing})
+        return {t: known[t] for t in terms}
+
     def _lexical_terms(self, query: str) -> list[str]:
         """The query's terms, without those in more than a tenth of a large vault's notes.
 
         Such terms weigh little in BM25 (idf under ~2.2, against ~9 for a rare word at 10k notes), yet SQLite
         scores every note holding them: in a 10k-note vault a question naming a date ("2025", "12") spends
-        two thirds of its lexical time on them. Small vaults keep every term.
+        two thirds of its lexical time on them. When only such words are left, there is no lexical side at all.
+        Small vaults keep every term.
         """
         terms = query_terms(query)
         notes = self._index_shape()[0]
         if notes < _PRUNE_FROM or len(terms) < 2:
             return terms
-        df = self.manifest.doc_frequencies(terms)
+        df = self._doc_frequencies(terms)
         kept = [t for t in terms if df.get(t, 0) <= notes * _COMMON_SHARE]
-        return kept or sorted(terms, key=lambda t: df.get(t, 0))[:2]
+        if len(kept) > _MOST_TERMS:
+            # Past a few rare words, each further word costs a full posting list and moves the top ten little.
+            rarest = set(sorted(kept, key=lambda t: df.get(t, 0))[:_MOST_TERMS])
+            kept = [t for t in kept if t in rarest]
+        # Only common words left ("2025", "03" of a date): BM25 would rank by noise, at the highest cost.
+        return kept
 
     def _allowed(self, scope: Scope) -> tuple[set[str], list[str] | None]:
         """The notes a scope lets through and, for a few notes, their chunk ids (None for many); kept while the
