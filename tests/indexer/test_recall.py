@@ -339,3 +339,28 @@ def test_sessions_answer_where_filters_from_their_notes_and_twins_match_by_momen
         assert paths(scoped, "hot") == ["Conversations/a.md"]
     finally:
         ws.close()
+
+
+def test_kept_sessions_follow_new_summaries_and_a_changed_index(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write_vault(root)
+    ws = workspace(root)
+    try:
+        ws.indexer().sync()
+        recall = ws.recall()
+        assert len(recall.recall("anything", as_of=NOW).sessions) == 5
+        day = NOW.date()
+        # A summary the agent just wrote: no index change, seen through the summaries' own stat check.
+        write(root, f"ops/sessions/{day}/1700-late.md", f"---\ndate: {day}\ntime: '17:00'\nuser_id: carol\n---\nx\n")
+        assert ("carol", "17:00") in {(s.user_id, s.time) for s in recall.recall("anything", as_of=NOW).sessions}
+        # A conversation note indexed later: the index generation changes.
+        write(
+            root,
+            "Conversations/dave.md",
+            f"---\ntype: conversation\ndate: {day}\ntime: '16:00'\nuser_id: dave\n---\n\n"
+            "**dave:** hi\n\n**sentinel:** hello\n",
+        )
+        ws.indexer().sync()
+        assert "Conversations/dave.md" in {s.path for s in recall.recall("anything", as_of=NOW).sessions}
+    finally:
+        ws.close()
