@@ -12,6 +12,7 @@ from companion.context import AssembledContext, Piece, assemble
 from companion.errors import ConfigError
 from companion.recall import Recall
 from companion.recalled import RecalledContext
+from companion.temporal import summarise
 from companion.tokens import TokenCounter
 
 MIN_RELEVANCE = 0.1
@@ -43,6 +44,14 @@ def build(engine: Recall, recalled: RecalledContext, budget: int, count: TokenCo
         )
         for t in recalled.temporal
     ]
+    if recalled.recap:
+        # A recap is about the latest sessions, hot ones first of all: list them with summaries too, as their
+        # raw turns are the first thing trimmed.
+        recent += [
+            Piece("recent", f"- {when:%Y-%m-%d %H:%M} {s.session_key}: {summarise(s)}", when.timestamp(), s.path)
+            for s in recalled.sessions
+            if (when := s.when) is not None
+        ]
     entities = [
         Piece(
             "entity", f"[[{item.title}]] ({item.date[:10] if item.date else item.kind})\n{text}", item.score, item.path
