@@ -83,6 +83,17 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
     ws.close()
 
 
+@pytest.fixture
+def fresh(tmp_path: Path) -> Iterator[tuple[Path, Workspace]]:
+    """A vault of its own, indexed, for tests that change it or record accesses."""
+    root = tmp_path / "vault"
+    write_vault(root)
+    ws = workspace(root)
+    ws.indexer().sync()
+    yield root, ws
+    ws.close()
+
+
 def engine(ws: Workspace, **policy: int) -> Recall:
     recall = ws.recall()
     recall.policy = RetentionPolicy(**policy)
@@ -207,24 +218,18 @@ def test_the_graph_links_a_note_to_the_session_it_cites(indexed: Workspace) -> N
     assert chalet.explanation.graph_via == "Memory/Chalet Les Praz.md"
 
 
-def test_recording_an_access_changes_the_decay(tmp_path: Path) -> None:
-    root = tmp_path / "vault"
-    write_vault(root)
-    ws = workspace(root)
-    try:
-        ws.indexer().sync()
-        recall = ws.recall()
-        target = conversation_path(-60, "sourdough")
-        before = next(i for i in recall.recall("sourdough", as_of=NOW).results if i.path == target)
-        recall.record([target], NOW.astimezone() - dt.timedelta(days=30))
-        after = next(i for i in recall.recall("sourdough", as_of=NOW).results if i.path == target)
-        assert before.explanation is not None and after.explanation is not None
-        assert before.explanation.decay.days_since_access is None
-        assert after.explanation.access.access_count == 1
-        assert after.explanation.decay.days_since_access == pytest.approx(30, abs=0.01)
-        assert after.explanation.decay.value == pytest.approx(0.5 + 0.008)
-    finally:
-        ws.close()
+def test_recording_an_access_changes_the_decay(fresh: tuple[Path, Workspace]) -> None:
+    _, ws = fresh
+    recall = ws.recall()
+    target = conversation_path(-60, "sourdough")
+    before = next(i for i in recall.recall("sourdough", as_of=NOW).results if i.path == target)
+    recall.record([target], NOW.astimezone() - dt.timedelta(days=30))
+    after = next(i for i in recall.recall("sourdough", as_of=NOW).results if i.path == target)
+    assert before.explanation is not None and after.explanation is not None
+    assert before.explanation.decay.days_since_access is None
+    assert after.explanation.access.access_count == 1
+    assert after.explanation.decay.days_since_access == pytest.approx(30, abs=0.01)
+    assert after.explanation.decay.value == pytest.approx(0.5 + 0.008)
 
 
 def test_temporal_tier_lists_recent_sessions_not_hot_and_not_repeated(indexed: Workspace) -> None:
@@ -274,22 +279,16 @@ def test_recall_never_writes_to_the_vault(indexed: Workspace) -> None:
     assert file_tree(indexed.root) == before
 
 
-def test_a_renamed_note_keeps_its_access_statistics(tmp_path: Path) -> None:
-    root = tmp_path / "vault"
-    write_vault(root)
-    ws = workspace(root)
-    try:
-        ws.indexer().sync()
-        old = conversation_path(-60, "sourdough")
-        ws.recall().record([old])
-        ws.recall().record([old])
-        (root / old).rename(root / "Conversations/Sourdough.md")
-        assert ws.indexer().sync().notes_renamed == 1
-        stats = ws.access_log().stats([old, "Conversations/Sourdough.md"])
-        assert stats["Conversations/Sourdough.md"].access_count == 2
-        assert stats[old].access_count == 0
-    finally:
-        ws.close()
+def test_a_renamed_note_keeps_its_access_statistics(fresh: tuple[Path, Workspace]) -> None:
+    root, ws = fresh
+    old = conversation_path(-60, "sourdough")
+    ws.recall().record([old])
+    ws.recall().record([old])
+    (root / old).rename(root / "Conversations/Sourdough.md")
+    assert ws.indexer().sync().notes_renamed == 1
+    stats = ws.access_log().stats([old, "Conversations/Sourdough.md"])
+    assert stats["Conversations/Sourdough.md"].access_count == 2
+    assert stats[old].access_count == 0
 
 
 def test_links_to_titles_with_non_ascii_capitals_resolve(tmp_path: Path) -> None:
@@ -341,26 +340,20 @@ def test_sessions_answer_where_filters_from_their_notes_and_twins_match_by_momen
         ws.close()
 
 
-def test_kept_sessions_follow_new_summaries_and_a_changed_index(tmp_path: Path) -> None:
-    root = tmp_path / "vault"
-    write_vault(root)
-    ws = workspace(root)
-    try:
-        ws.indexer().sync()
-        recall = ws.recall()
-        assert len(recall.recall("anything", as_of=NOW).sessions) == 5
-        day = NOW.date()
-        # A summary the agent just wrote: no index change, seen through the summaries' own stat check.
-        write(root, f"ops/sessions/{day}/1700-late.md", f"---\ndate: {day}\ntime: '17:00'\nuser_id: carol\n---\nx\n")
-        assert ("carol", "17:00") in {(s.user_id, s.time) for s in recall.recall("anything", as_of=NOW).sessions}
-        # A conversation note indexed later: the index generation changes.
-        write(
-            root,
-            "Conversations/dave.md",
-            f"---\ntype: conversation\ndate: {day}\ntime: '16:00'\nuser_id: dave\n---\n\n"
-            "**dave:** hi\n\n**sentinel:** hello\n",
-        )
-        ws.indexer().sync()
-        assert "Conversations/dave.md" in {s.path for s in recall.recall("anything", as_of=NOW).sessions}
-    finally:
-        ws.close()
+def test_kept_sessions_follow_new_summaries_and_a_changed_index(fresh: tuple[Path, Workspace]) -> None:
+    root, ws = fresh
+    recall = ws.recall()
+    assert len(recall.recall("anything", as_of=NOW).sessions) == 5
+    day = NOW.date()
+    # A summary the agent just wrote: no index change, seen through the summaries' own stat check.
+    write(root, f"ops/sessions/{day}/1700-late.md", f"---\ndate: {day}\ntime: '17:00'\nuser_id: carol\n---\nx\n")
+    assert ("carol", "17:00") in {(s.user_id, s.time) for s in recall.recall("anything", as_of=NOW).sessions}
+    # A conversation note indexed later: the index generation changes.
+    write(
+        root,
+        "Conversations/dave.md",
+        f"---\ntype: conversation\ndate: {day}\ntime: '16:00'\nuser_id: dave\n---\n\n"
+        "**dave:** hi\n\n**sentinel:** hello\n",
+    )
+    ws.indexer().sync()
+    assert "Conversations/dave.md" in {s.path for s in recall.recall("anything", as_of=NOW).sessions}
