@@ -13,7 +13,7 @@ from companion.errors import CompanionError
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (each command module adds its own subcommand)."""
-    from companion.cli import bench, context, demo, doctor, eval, graph, index, recall, recent
+    from companion.cli import bench, context, demo, doctor, eval, graph, index, recall, recent, tui
 
     parser = argparse.ArgumentParser(
         prog="companion",
@@ -22,14 +22,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"companion {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (index, recall, recent, context, graph, eval, doctor, demo, bench):
+    for module in (tui, index, recall, recent, context, graph, eval, doctor, demo, bench):
         module.register(sub)
     return parser
+
+
+_TOP_LEVEL = {"-h", "--help", "--version", "-v", "--verbose"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; errors the companion understands become a message and an exit code."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0].startswith("-") and argv[0] not in _TOP_LEVEL):
+        argv = ["app", *argv]  # `companion [--vault V]` opens the app
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ def register(sub: Any) -> None:
     p.add_argument("dir", nargs="?", help="where to write it (default: <data root>/demo-vault)")
     p.add_argument("--data-dir", help="root of the companion's data")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--no-tui", action="store_true", help="do not open the app afterwards (it opens only in a terminal)")
     p.set_defaults(run=run)
 
 
@@ -76,4 +78,12 @@ def run(args: argparse.Namespace) -> int:
             score = f"{h.score:.3f}" if h.explanation is not None else "    -"
             print(f"  {rank}. {score} {h.tier:<8} {h.path}")
     print(f"\nTry:  companion recall --vault {dest} --explain 'what is the running plan?'")
-    return 0
+    if args.no_tui or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return 0
+    from companion.app import CompanionApp  # Textual is imported only when the app runs
+
+    ws = open_workspace(ns)
+    try:
+        return int(CompanionApp(ws).run() or 0)
+    finally:
+        ws.close()

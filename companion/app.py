@@ -1,0 +1,214 @@
+"""The terminal app: hot and warm panes with decay scores, the note view, live policy knobs and the indexer status.
+
+The app receives its services (a `Workspace`) as an argument, so tests hand it a small real vault. Everything that
+reads files, SQLite, Chroma or the model runs in thread workers; widgets get data as attributes and answer with
+messages. One lock keeps the index's single connection to one thread at a time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from dataclasses import replace
+from typing import ClassVar
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Header, Input
+
+from companion.cli.workspace import Workspace
+from companion.config import save_config
+from companion.errors import CompanionError, IndexLockedError, NoteError
+from companion.recall import Recall
+from companion.recalled import RecalledContext
+from companion.retention import RetentionPolicy
+from indexer.lock import WriterLock
+from widgets.hot_pane import HotPane
+from widgets.note_view import NoteView
+from widgets.policy_knobs import PolicyKnobs
+from widgets.status_line import StatusLine
+from widgets.warm_pane import WarmPane
+
+
+class CompanionApp(App[int]):
+    """See, tune and curate what an agent will remember."""
+
+    TITLE = "Vault Companion"
+    CSS_PATH = "app.tcss"
+    AUTO_FOCUS = "#hot"  # keys work at once; `/` goes to the search box
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "focus_search", "search"),
+        Binding("h", "focus_pane('hot')", "hot"),
+        Binding("w", "focus_pane('warm')", "warm"),
+        Binding("p", "focus_pane('knobs')", "policy"),
+        Binding("ctrl+s", "save_policy", "save policy"),
+    ]
+
+    def __init__(self, workspace: Workspace, *, as_of: dt.datetime | None = None, read_only: bool = False) -> None:
+        super().__init__()
+        self.workspace = workspace
+        """The vault, its config and its index."""
+        self.as_of = as_of
+        """The moment the app shows (None: now); tests and replays fix it."""
+        self.read_only = read_only
+        """Refuse every write (the policy file included); the index is not written either."""
+        self.policy: RetentionPolicy = workspace.config.retention
+        """The policy as the knobs set it (saved only on request)."""
+        self.query_text = ""
+        """The search box's text."""
+        self._engine: Recall | None = None
+        self._index_lock = threading.Lock()
+        self._hot_paths: frozenset[str] = frozenset()
+        self._asked = 0  # numbers each recall, so only the newest is shown
+        self.context: RecalledContext | None = None
+        """The last recall shown."""
+
+    def compose(self) -> ComposeResult:
+        """Search box on top, hot and warm panes on the left, note view and knobs on the right."""
+        yield Header()
+        yield Input(
+            placeholder="search what the agent remembers (empty: what the policy pushed out of hot)", id="search"
+        )
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield HotPane(id="hot")
+                yield WarmPane(id="warm")
+            with Vertical(id="right"):
+                yield NoteView(id="note")
+                yield PolicyKnobs(self.policy, id="knobs")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Start the indexer's catch-up, then show the tiers."""
+        self.sub_title = self.workspace.root.name
+        status = self.query_one(StatusLine)
+        status.mode = "read-only: the index is not written" if self.read_only else "indexer in the app"
+        self.catch_up()
+
+    # -- workers --------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="index", exit_on_error=False)
+    def catch_up(self) -> None:
+        """Bring the index up to date (unless read-only or another process writes it), then recall."""
+        status = self.query_one(StatusLine)
+        if not self.read_only:
+            try:
+                with self._index_lock, WriterLock(self.workspace.data_dir):
+
+                    def progress(done: int, total: int) -> None:
+                        self.call_from_thread(setattr, status, "state", f"indexing {done} of {total} chunks")
+
+                    report = self.workspace.indexer().sync(progress=progress)
+                    for path, reason in report.skipped:
+                        self.call_from_thread(self.notify, reason, title=f"skipped {path}", severity="warning")
+            except IndexLockedError as exc:
+                self.call_from_thread(setattr, status, "mode", f"attached: {exc}")
+            except CompanionError as exc:
+                self.call_from_thread(setattr, status, "state", f"error: {exc}")
+                self.call_from_thread(self.notify, str(exc), title="indexing failed", severity="error")
+        with self._index_lock:
+            notes, chunks = self.workspace.manifest.counts()
+        self.call_from_thread(setattr, status, "state", f"up to date, {notes} notes, {chunks} chunks")
+        self.call_from_thread(self.refresh_recall)
+
+    def refresh_recall(self) -> None:
+        """Recall for the search box under the current policy and show it (no re-indexing)."""
+        self._asked += 1
+        self._recall(self._asked, self.query_text, self.policy)
+
+    @work(thread=True, exclusive=True, group="recall", exit_on_error=False)
+    def _recall(self, asked: int, query: str, policy: RetentionPolicy) -> None:
+        with self._index_lock:
+            engine = self._recall_engine()
+            engine.policy = policy
+            try:
+                context = engine.recall(query, k=policy.warm_results, as_of=self.as_of)
+            except CompanionError as exc:
+                self.call_from_thread(self.notify, str(exc), title="recall failed", severity="error")
+                return
+        self.call_from_thread(self._show, asked, query, context)
+
+    @work(thread=True, exclusive=True, group="note", exit_on_error=False)
+    def open_note(self, path: str) -> None:
+        """Read and show one note."""
+        view = self.query_one(NoteView)
+        try:
+            note = self.workspace.vault.read_note(path)
+        except NoteError as exc:
+            self.call_from_thread(view.show_problem, exc.path, exc.reason)
+            return
+        self.call_from_thread(view.show, note)
+        if not self.read_only and self.as_of is None:
+            # Opening a note is an access (seed 004); a replay of the past or a read-only session records none.
+            with self._index_lock:
+                self._recall_engine().record([path])
+
+    def _recall_engine(self) -> Recall:
+        if self._engine is None:
+            self._engine = self.workspace.recall()
+        return self._engine
+
+    # -- showing --------------------------------------------------------------------------------
+
+    def _show(self, asked: int, query: str, context: RecalledContext) -> None:
+        if asked != self._asked:
+            return  # a thread worker cannot be stopped mid-way: a newer question's answer is on its way
+        self.context = context
+        hot_now = frozenset(s.path for s in context.sessions)
+        arrived = hot_now - self._hot_paths if self._hot_paths else frozenset()
+        left = self._hot_paths - hot_now
+        self._hot_paths = hot_now
+        self.query_one(HotPane).show(context.sessions, arrived)
+        warm = self.query_one(WarmPane)
+        if query.strip():
+            warm.show_results(context.results, query)
+        else:
+            warm.show_pushed_out(context.pushed_out, left)
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Search on Enter, then move to the results."""
+        self.query_text = event.value
+        self.refresh_recall()
+        self.query_one(WarmPane).focus()
+
+    def on_policy_knobs_changed(self, event: PolicyKnobs.Changed) -> None:
+        """Re-partition and re-score at once under the new policy."""
+        self.policy = event.policy
+        self.refresh_recall()
+
+    def on_hot_pane_session_selected(self, event: HotPane.SessionSelected) -> None:
+        """Show the selected session."""
+        self.open_note(event.path)
+
+    def on_warm_pane_note_selected(self, event: WarmPane.NoteSelected) -> None:
+        """Show the selected note."""
+        self.open_note(event.path)
+
+    # -- actions --------------------------------------------------------------------------------
+
+    def action_focus_search(self) -> None:
+        """Focus the search box."""
+        self.query_one("#search", Input).focus()
+
+    def action_focus_pane(self, widget_id: str) -> None:
+        """Focus a pane."""
+        self.query_one(f"#{widget_id}").focus()
+
+    def action_save_policy(self) -> None:
+        """Write the policy to the vault's config (atomically); refused in read-only mode."""
+        if self.read_only:
+            self.notify("read-only mode: the policy was not saved", severity="warning")
+            return
+        config = replace(self.workspace.config, retention=self.policy)
+        try:
+            path = save_config(self.workspace.root, config)
+        except OSError as exc:
+            self.notify(str(exc), title="the policy was not saved", severity="error")
+            return
+        self.workspace.config = config
+        self.notify(f"saved to {path}", title="policy saved")

@@ -1,0 +1,31 @@
+"""`companion app` (and `companion` alone): the terminal app on a vault."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from companion.cli.recallargs import parse_as_of
+from companion.cli.workspace import add_vault_arguments, open_workspace
+
+
+def register(sub: Any) -> None:
+    """Add the `app` subcommand."""
+    p = sub.add_parser("app", help="open the terminal app (the default when no command is given)")
+    add_vault_arguments(p)
+    p.add_argument("--read-only", action="store_true", help="write nothing: not the index, not the vault")
+    p.add_argument("--as-of", metavar="DATETIME", help="show the vault as it was at this moment")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Open the app; returns its exit code."""
+    from companion.app import CompanionApp  # Textual is imported only when the app runs
+
+    as_of = parse_as_of(args.as_of)
+    ws = open_workspace(args)
+    try:
+        code = CompanionApp(ws, as_of=as_of, read_only=args.read_only).run()
+    finally:
+        ws.close()
+    return int(code or 0)

@@ -1,0 +1,148 @@
+"""The terminal app, headless: real files, a real index (hashing embedder), Pilot key presses, a frozen clock."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from companion.app import CompanionApp
+from companion.cli.workspace import Workspace
+from companion.config import load_config
+from tests.conftest import file_tree, workspace
+from tests.indexer.test_recall import NOW, conversation_path, write_vault
+from widgets.hot_pane import HotPane
+from widgets.policy_knobs import PolicyKnobs
+from widgets.status_line import StatusLine
+from widgets.warm_pane import WarmPane
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Iterator[Workspace]:
+    root = tmp_path / "vault"
+    write_vault(root)
+    space = workspace(root, data_dir=tmp_path / "data")
+    yield space
+    space.close()
+
+
+async def settle(pilot: Pilot[Any]) -> None:
+    """Wait until every worker (indexing, recall, note reads) is done and no new one starts from the messages
+    their results post (a highlighted row opens a note)."""
+    quiet = 0
+    for _ in range(100):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause(0.02)
+        busy = any(w.is_running for w in pilot.app.workers)
+        quiet = 0 if busy else quiet + 1
+        if quiet >= 3:
+            return
+
+
+def run(app: CompanionApp, steps: Any) -> None:
+    async def go() -> None:
+        async with app.run_test(size=(140, 42)) as pilot:
+            await settle(pilot)
+            await steps(pilot)
+
+    asyncio.run(go())
+
+
+def test_first_screen_shows_the_hot_tier_and_the_index_state(ws: Workspace) -> None:
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        hot = app.query_one(HotPane)
+        assert hot.row_count == 5  # alice/tg keeps 3, alice/web 1, bob/mail 1
+        assert "up to date" in app.query_one(StatusLine).state
+        assert app.query_one(WarmPane).row_count == 0  # the default policy pushes nothing out
+
+    run(app, steps)
+
+
+def test_lowering_hot_limit_moves_sessions_to_warm(ws: Workspace) -> None:
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await pilot.press("p", "minus", "minus")
+        await settle(pilot)
+        assert app.policy.hot_limit == 1
+        assert app.query_one(HotPane).row_count == 3
+        warm = app.query_one(WarmPane)
+        assert warm.row_count == 2
+        tiers = [warm.get_row_at(i)[7] for i in range(warm.row_count)]
+        assert "moved" in tiers and set(tiers) <= {"moved", "pushed out"}  # marked against the last change
+        await pilot.press("plus", "plus")
+        await settle(pilot)
+        assert app.query_one(HotPane).row_count == 5 and warm.row_count == 0
+
+    run(app, steps)
+
+
+def test_an_invalid_knob_value_is_refused(ws: Workspace) -> None:
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await pilot.press("p", "minus", "minus", "minus", "minus")
+        await settle(pilot)
+        assert app.policy.hot_limit == 1  # 0 is not a valid limit
+        assert app.query_one(PolicyKnobs).policy.hot_limit == 1
+
+    run(app, steps)
+
+
+def test_search_fills_the_warm_pane_and_opens_the_note(ws: Workspace) -> None:
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await pilot.press("slash", *"sourdough hydration", "enter")
+        await settle(pilot)
+        warm = app.query_one(WarmPane)
+        assert warm.row_count >= 1
+        assert warm.get_row_at(0)[8] == conversation_path(-60, "sourdough")
+        assert app.focused is warm
+        await settle(pilot)
+        assert app.query_one("#note").border_title == conversation_path(-60, "sourdough")
+
+    run(app, steps)
+
+
+def test_saving_the_policy_writes_the_config_and_read_only_writes_nothing(ws: Workspace) -> None:
+    app = CompanionApp(ws, as_of=NOW, read_only=True)
+    before = file_tree(ws.root)
+
+    async def read_only(pilot: Pilot[Any]) -> None:
+        await pilot.press("p", "minus", "ctrl+s")
+        await settle(pilot)
+
+    run(app, read_only)
+    assert file_tree(ws.root) == before
+
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def save(pilot: Pilot[Any]) -> None:
+        await pilot.press("p", "minus", "ctrl+s")
+        await settle(pilot)
+
+    run(app, save)
+    assert load_config(ws.root).retention.hot_limit == 2
+
+
+def test_main_screen_snapshot(ws: Workspace, snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+
+    assert snap_compare(CompanionApp(ws, as_of=NOW), terminal_size=(140, 42), run_before=before)
+
+
+def test_knobs_snapshot_after_lowering_hot_limit(ws: Workspace, snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await pilot.press("p", "minus", "minus")
+        await settle(pilot)
+
+    assert snap_compare(CompanionApp(ws, as_of=NOW), terminal_size=(140, 42), run_before=before)
