@@ -62,6 +62,7 @@ class CompanionApp(App[int]):
         self._index_lock = threading.Lock()
         self._hot_paths: frozenset[str] = frozenset()
         self._asked = 0  # numbers each recall, so only the newest is shown
+        self._first_shown = threading.Event()
         self.context: RecalledContext | None = None
         """The last recall shown."""
 
@@ -86,6 +87,8 @@ class CompanionApp(App[int]):
         self.sub_title = self.workspace.root.name
         status = self.query_one(StatusLine)
         status.mode = "read-only: the index is not written" if self.read_only else "indexer in the app"
+        # The first screen comes from the index as it is; the catch-up runs after it and refreshes what changed.
+        self.refresh_recall()
         self.catch_up()
 
     # -- workers --------------------------------------------------------------------------------
@@ -94,6 +97,8 @@ class CompanionApp(App[int]):
     def catch_up(self) -> None:
         """Bring the index up to date (unless read-only or another process writes it), then recall."""
         status = self.query_one(StatusLine)
+        self._first_shown.wait(timeout=10)
+        changed = False
         if not self.read_only:
             try:
                 with self._index_lock, WriterLock(self.workspace.data_dir):
@@ -102,6 +107,7 @@ class CompanionApp(App[int]):
                         self.call_from_thread(setattr, status, "state", f"indexing {done} of {total} chunks")
 
                     report = self.workspace.indexer().sync(progress=progress)
+                    changed = bool(report.notes_indexed or report.notes_deleted)
                     for path, reason in report.skipped:
                         self.call_from_thread(self.notify, reason, title=f"skipped {path}", severity="warning")
             except IndexLockedError as exc:
@@ -112,7 +118,8 @@ class CompanionApp(App[int]):
         with self._index_lock:
             notes, chunks = self.workspace.manifest.counts()
         self.call_from_thread(setattr, status, "state", f"up to date, {notes} notes, {chunks} chunks")
-        self.call_from_thread(self.refresh_recall)
+        if changed:
+            self.call_from_thread(self.refresh_recall)
 
     def refresh_recall(self) -> None:
         """Recall for the search box under the current policy and show it (no re-indexing)."""
@@ -156,6 +163,7 @@ class CompanionApp(App[int]):
     def _show(self, asked: int, query: str, context: RecalledContext) -> None:
         if asked != self._asked:
             return  # a thread worker cannot be stopped mid-way: a newer question's answer is on its way
+        self._first_shown.set()
         self.context = context
         hot_now = frozenset(s.path for s in context.sessions)
         arrived = hot_now - self._hot_paths if self._hot_paths else frozenset()

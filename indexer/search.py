@@ -116,8 +116,6 @@ class Searcher:
         candidates: int = 50,
     ) -> list[Hit]:
         """The `k` best notes for `query` within `scope`, best first."""
-        if self._store is None:
-            self._store = self._store_factory()
         scope = self._simplified(scope)
         dense: dict[str, float] = {}
         anchors: dict[str, str] = {}
@@ -162,7 +160,9 @@ class Searcher:
         manifest. When too few chunks survive, a scope holding few chunks is searched exactly (their stored
         vectors, one dot product), and a larger one by asking the store for proportionally more.
         """
-        assert self._store is not None
+        if self._store is None:
+            # Opened on the first question with words: an empty one (the app's first screen) never waits for it.
+            self._store = self._store_factory()
         vector = self._vector(query)
         if scope is None:
             return self._store.nearest(vector, want)
