@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+import time
 from dataclasses import replace
 from typing import ClassVar
 
@@ -63,8 +64,13 @@ class CompanionApp(App[int]):
         self._hot_paths: frozenset[str] = frozenset()
         self._asked = 0  # numbers each recall, so only the newest is shown
         self._first_shown = threading.Event()
+        self._shown_path: str | None = None
         self.context: RecalledContext | None = None
         """The last recall shown."""
+        self.refreshes = 0
+        """How many recalls the panes have shown (for tests and `companion bench`)."""
+        self.refreshed_at = 0.0
+        """`time.perf_counter()` when the panes last finished filling (the paint follows in the next frame)."""
 
     def compose(self) -> ComposeResult:
         """Search box on top, hot and warm panes on the left, note view and knobs on the right."""
@@ -165,6 +171,7 @@ class CompanionApp(App[int]):
             return  # a thread worker cannot be stopped mid-way: a newer question's answer is on its way
         self._first_shown.set()
         self.context = context
+        self.refreshes += 1
         hot_now = frozenset(s.path for s in context.sessions)
         arrived = hot_now - self._hot_paths if self._hot_paths else frozenset()
         left = self._hot_paths - hot_now
@@ -175,6 +182,7 @@ class CompanionApp(App[int]):
             warm.show_results(context.results, query)
         else:
             warm.show_pushed_out(context.pushed_out, left)
+        self.refreshed_at = time.perf_counter()
 
     # -- events ---------------------------------------------------------------------------------
 
@@ -191,11 +199,18 @@ class CompanionApp(App[int]):
 
     def on_hot_pane_session_selected(self, event: HotPane.SessionSelected) -> None:
         """Show the selected session."""
-        self.open_note(event.path)
+        self._select(event.path)
 
     def on_warm_pane_note_selected(self, event: WarmPane.NoteSelected) -> None:
         """Show the selected note."""
-        self.open_note(event.path)
+        self._select(event.path)
+
+    def _select(self, path: str) -> None:
+        # Refilled panes highlight their first row again; re-rendering the same note on every knob press would
+        # cost more than the whole re-partition.
+        if path != self._shown_path:
+            self._shown_path = path
+            self.open_note(path)
 
     # -- actions --------------------------------------------------------------------------------
 

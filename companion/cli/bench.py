@@ -29,7 +29,7 @@ from companion.cli.workspace import Workspace, open_workspace
 from companion.embeddings import Embedder
 from companion.hashembed import HashEmbedder
 
-MEASURES = ("cold", "restart", "save", "recall", "batch")
+MEASURES = ("cold", "restart", "save", "recall", "batch", "tui")
 
 SYNTH_NOW = datetime(2026, 6, 1, 12, 0)
 """The `now` synthetic vaults are written for, and the moment recall is asked at."""
@@ -84,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
             )
         if "batch" in only:
             results["batch"] = batch(work / "batch", args.batch_notes, args.batch_queries)
+        if "tui" in only:
+            results["tui"] = tui(work / "recall", args.recall_notes, args.embedder)
     results["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     print_json(results)
     return 0
@@ -374,4 +376,52 @@ def batch(root: Path, notes: int, queries: int) -> dict[str, Any]:
         "batch_wall_s": round(wall, 2),
         "per_query_ms": round(1000 * wall / queries, 2),
         "target_s": 60,
+    }
+
+
+def tui(root: Path, notes: int, embedder_name: str, changes: int = 20) -> dict[str, Any]:
+    """The app, headless, on an indexed vault of `notes` notes: time to the first screen with recalled data, and
+    from a knob's message to both panes refilled under the new policy."""
+    import asyncio
+
+    from companion.app import CompanionApp
+    from widgets.policy_knobs import PolicyKnobs
+
+    _vault(root, notes)
+    embedder = HashEmbedder() if embedder_name == "hash" else None
+    ws = _workspace(root, embedder)
+    ws.indexer().sync()
+    app = CompanionApp(ws, as_of=SYNTH_NOW)
+    first: list[float] = []
+    knob: list[float] = []
+
+    async def drive() -> None:
+        started = time.perf_counter()
+        async with app.run_test(size=(140, 42)) as pilot:
+            while app.context is None:
+                await pilot.pause(0.005)
+            first.append(time.perf_counter() - started)
+            await app.workers.wait_for_complete()
+            knobs = app.query_one(PolicyKnobs)
+            knobs.focus()
+            for i in range(changes):
+                seen = app.refreshes
+                began = time.perf_counter()
+                knobs.action_step(-1 if i % 2 == 0 else 1)  # hot_limit 3 -> 2 -> 3 ...
+                while app.refreshes == seen:
+                    await asyncio.sleep(0.001)
+                knob.append(app.refreshed_at - began)
+                await pilot.pause(0.05)
+            await app.workers.wait_for_complete()
+            await pilot.pause(0.2)  # let the note view finish before the app closes
+
+    asyncio.run(drive())
+    ws.close()
+    return {
+        "notes": notes,
+        "first_screen_s": round(first[0], 3),
+        "knob_change_p50_ms": round(statistics.median(knob) * 1000, 2),
+        "knob_change_p95_ms": round(_percentile(knob, 95) * 1000, 2),
+        "hot_sessions": len(app.context.sessions) if app.context else 0,
+        "targets": {"first_screen_s": 1.0, "knob_change_ms": 100},
     }
