@@ -27,6 +27,7 @@ from companion.recalled import RecalledContext
 from companion.retention import RetentionPolicy
 from indexer.lock import WriterLock
 from widgets.hot_pane import HotPane
+from widgets.link_graph import LinkGraph, Neighbourhood
 from widgets.note_view import NoteView
 from widgets.policy_knobs import PolicyKnobs
 from widgets.status_line import StatusLine
@@ -44,6 +45,7 @@ class CompanionApp(App[int]):
         Binding("h", "focus_pane('hot')", "hot"),
         Binding("w", "focus_pane('warm')", "warm"),
         Binding("p", "focus_pane('knobs')", "policy"),
+        Binding("g", "focus_pane('graph')", "graph"),
         Binding("ctrl+s", "save_policy", "save policy"),
     ]
 
@@ -84,6 +86,7 @@ class CompanionApp(App[int]):
                 yield WarmPane(id="warm")
             with Vertical(id="right"):
                 yield NoteView(id="note")
+                yield LinkGraph(id="graph")
                 yield PolicyKnobs(self.policy, id="knobs")
         yield StatusLine(id="status")
         yield Footer()
@@ -154,6 +157,14 @@ class CompanionApp(App[int]):
             self.call_from_thread(view.show_problem, exc.path, exc.reason)
             return
         self.call_from_thread(view.show, note)
+        graph = self.workspace.vault.graph()  # built on first use, then kept
+        hood = Neighbourhood(
+            path=path,
+            outlinks=tuple((link.target, resolved) for link, resolved in graph.outlinks(path)),
+            backlinks=tuple(graph.backlinks(path)),
+            two_hops=tuple(sorted(p for p, hops in graph.neighbours(path, 2).items() if hops == 2)),
+        )
+        self.call_from_thread(self.query_one(LinkGraph).show, hood)
         if not self.read_only and self.as_of is None:
             # Opening a note is an access (seed 004); a replay of the past or a read-only session records none.
             with self._index_lock:
@@ -203,6 +214,10 @@ class CompanionApp(App[int]):
 
     def on_warm_pane_note_selected(self, event: WarmPane.NoteSelected) -> None:
         """Show the selected note."""
+        self._select(event.path)
+
+    def on_link_graph_note_chosen(self, event: LinkGraph.NoteChosen) -> None:
+        """Follow a link: show the chosen note and its own neighbourhood."""
         self._select(event.path)
 
     def _select(self, path: str) -> None:

@@ -16,6 +16,7 @@ from companion.config import load_config
 from tests.conftest import file_tree, workspace
 from tests.indexer.test_recall import NOW, conversation_path, write_vault
 from widgets.hot_pane import HotPane
+from widgets.link_graph import LinkGraph
 from widgets.policy_knobs import PolicyKnobs
 from widgets.status_line import StatusLine
 from widgets.warm_pane import WarmPane
@@ -146,3 +147,24 @@ def test_knobs_snapshot_after_lowering_hot_limit(ws: Workspace, snap_compare: An
         await settle(pilot)
 
     assert snap_compare(CompanionApp(ws, as_of=NOW), terminal_size=(140, 42), run_before=before)
+
+
+def test_the_graph_pane_shows_links_both_ways_and_follows_them(ws: Workspace) -> None:
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await pilot.press("slash", *"chalet host Favre", "enter")
+        await settle(pilot)
+        assert app.query_one(WarmPane).get_row_at(0)[8] == "Memory/Chalet Les Praz.md"
+        graph = app.query_one(LinkGraph)
+        links_to, linked_from, _two_hops = graph.root.children
+        assert [n.data for n in links_to.children] == [conversation_path(-40, "chalet")]
+        assert [n.data for n in linked_from.children] == ["Projects/Kitchen.md"]
+        # Follow the backlink: the note view and the graph move to the Kitchen note.
+        graph.focus()
+        graph.select_node(linked_from.children[0])
+        await settle(pilot)
+        assert app.query_one("#note").border_title == "Projects/Kitchen.md"
+        assert "Kitchen.md" in str(graph.border_title)
+
+    run(app, steps)
