@@ -13,6 +13,7 @@ from pathlib import Path
 
 from companion.decay import AccessStats
 from companion.errors import StoreError
+from companion.sqlrows import rows_in
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS access (
@@ -45,16 +46,9 @@ class AccessLog:
     def stats(self, paths: Sequence[str]) -> dict[str, AccessStats]:
         """The statistics of the given paths; paths never accessed get `AccessStats()`."""
         out = {p: AccessStats() for p in paths}
-        wanted = list(out)
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = self._db.execute(
-                f"SELECT path, last_accessed_at, access_count FROM access WHERE path IN ({marks})",
-                part,
-            )
-            for path, when, count in rows:
-                out[str(path)] = AccessStats(datetime.fromisoformat(str(when)), int(count))
+        sql = "SELECT path, last_accessed_at, access_count FROM access WHERE path IN ({marks})"
+        for path, when, count in rows_in(self._db, sql, out):
+            out[str(path)] = AccessStats(datetime.fromisoformat(str(when)), int(count))
         return out
 
     def record(self, paths: Iterable[str], when: datetime) -> None:

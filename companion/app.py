@@ -20,7 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input
 
 from companion.cli.workspace import Workspace
-from companion.config import save_config
+from companion.config import CompanionConfig, save_config
 from companion.errors import CompanionError, IndexLockedError, NoteError
 from companion.recall import Recall
 from companion.recalled import RecalledContext
@@ -238,15 +238,19 @@ class CompanionApp(App[int]):
         self.query_one(f"#{widget_id}").focus()
 
     def action_save_policy(self) -> None:
-        """Write the policy to the vault's config (atomically); refused in read-only mode."""
+        """Write the policy to the vault's config (atomically, off the event loop); refused in read-only mode."""
         if self.read_only:
             self.notify("read-only mode: the policy was not saved", severity="warning")
             return
-        config = replace(self.workspace.config, retention=self.policy)
+        self._save_policy(replace(self.workspace.config, retention=self.policy))
+
+    @work(thread=True, exclusive=True, group="save", exit_on_error=False)
+    def _save_policy(self, config: CompanionConfig) -> None:
+        # An fsync of the file and its folder: seconds on a slow disk, so never on the event loop.
         try:
             path = save_config(self.workspace.root, config)
         except OSError as exc:
-            self.notify(str(exc), title="the policy was not saved", severity="error")
+            self.call_from_thread(self.notify, str(exc), title="the policy was not saved", severity="error")
             return
         self.workspace.config = config
-        self.notify(f"saved to {path}", title="policy saved")
+        self.call_from_thread(self.notify, f"saved to {path}", title="policy saved")

@@ -261,7 +261,7 @@ class Recall:
                 day = hit.info.day
                 if day is not None:
                     distance = date_range.distance(day)
-                    date_boost = settings.date_weight / (1.0 + distance / 7.0) if distance else settings.date_weight
+                    date_boost = settings.date_weight / (1.0 + distance / 7.0)
             access = stats.get(path, AccessStats())
             factor = decay(access, self.policy, aware, hit.info.confidence)
             base = hit.score + graph.get(path, 0.0) + date_boost

@@ -21,6 +21,7 @@ from typing import Any
 
 from companion.errors import StoreError
 from companion.scope import COLUMN_FIELDS, Scope
+from companion.sqlrows import rows_in
 
 SCHEMA_VERSION = "2"
 """2 added `fields` and `links` to `notes`, so recall filters, dates and the graph need no file reads."""
@@ -205,6 +206,7 @@ class Manifest:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._own_writes = 0
+        self._stemmer_ready = False
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -310,33 +312,19 @@ class Manifest:
     def note(self, path: str) -> NoteRecord | None:
         """The record of one indexed note."""
         row = self._db.execute(
-            "SELECT path, mtime_ns, size, content_hash, meta_hash, kind, note_type, title, date, fields, links "
-            "FROM notes WHERE path = ?",
+            f"SELECT {_COLUMNS} FROM notes WHERE path = ?",
             (path,),
         ).fetchone()
         return None if row is None else NoteRecord(*row)
 
     def notes_by_path(self, paths: Sequence[str]) -> dict[str, NoteRecord]:
         """The records of several notes at once (missing paths are left out)."""
-        out: dict[str, NoteRecord] = {}
-        wanted = list(dict.fromkeys(paths))
-        for start in range(0, len(wanted), 500):  # SQLite's limit on bound parameters
-            part = wanted[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = self._db.execute(
-                "SELECT path, mtime_ns, size, content_hash, meta_hash, kind, note_type, title, date, fields, links "
-                f"FROM notes WHERE path IN ({marks})",
-                part,
-            )
-            out.update((str(row[0]), NoteRecord(*row)) for row in rows)
-        return out
+        rows = rows_in(self._db, f"SELECT {_COLUMNS} FROM notes WHERE path IN ({{marks}})", paths)
+        return {str(row[0]): NoteRecord(*row) for row in rows}
 
     def notes(self) -> list[NoteRecord]:
         """Every indexed note."""
-        rows = self._db.execute(
-            "SELECT path, mtime_ns, size, content_hash, meta_hash, kind, note_type, title, date, fields, links "
-            "FROM notes ORDER BY path"
-        )
+        rows = self._db.execute(f"SELECT {_COLUMNS} FROM notes ORDER BY path")
         return [NoteRecord(*row) for row in rows]
 
     def paths_with_hash(self, content_hash: str) -> list[str]:
@@ -362,13 +350,7 @@ class Manifest:
 
     def chunk_ids_of(self, paths: Iterable[str]) -> list[str]:
         """The chunk ids of the given notes."""
-        wanted = list(dict.fromkeys(paths))
-        out: list[str] = []
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
-            marks = ",".join("?" * len(part))
-            out.extend(str(r[0]) for r in self._db.execute(f"SELECT id FROM chunks WHERE path IN ({marks})", part))
-        return out
+        return [str(r[0]) for r in rows_in(self._db, "SELECT id FROM chunks WHERE path IN ({marks})", paths)]
 
     def chunk_ids(self) -> set[str]:
         """Every chunk id the manifest holds."""
@@ -415,13 +397,15 @@ class Manifest:
         index does not hold are left out."""
         if not terms:
             return {}
-        # The index's own tokenizer stems the words: a scratch FTS table in the connection's temp schema.
-        self._db.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words USING fts5(w, tokenize = 'porter unicode61')"
-        )
-        self._db.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_stems USING fts5vocab(temp, query_words, 'instance')"
-        )
+        if not self._stemmer_ready:
+            # The index's own tokenizer stems the words: a scratch FTS table in the connection's temp schema.
+            self._db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words USING fts5(w, tokenize = 'porter unicode61')"
+            )
+            self._db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_stems USING fts5vocab(temp, query_words, 'instance')"
+            )
+            self._stemmer_ready = True
         self._db.execute("DELETE FROM temp.query_words")
         self._db.executemany("INSERT INTO temp.query_words(rowid, w) VALUES (?, ?)", list(enumerate(terms, 1)))
         stems = {
@@ -465,17 +449,10 @@ class Manifest:
 
     def titled(self, titles: Iterable[str]) -> dict[str, list[str]]:
         """Lower-cased title to the paths of the notes with that file name (for resolving link targets)."""
-        wanted = list(dict.fromkeys(t.casefold() for t in titles))
+        sql = "SELECT title_key, path FROM notes WHERE title_key IN ({marks}) ORDER BY length(path), path"
         out: dict[str, list[str]] = {}
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = self._db.execute(
-                f"SELECT title_key, path FROM notes WHERE title_key IN ({marks}) ORDER BY length(path), path",
-                part,
-            )
-            for key, path in rows:
-                out.setdefault(str(key), []).append(str(path))
+        for key, path in rows_in(self._db, sql, (t.casefold() for t in titles)):
+            out.setdefault(str(key), []).append(str(path))
         return out
 
     # -- writes (call inside `transaction()`) ---------------------------------------------------

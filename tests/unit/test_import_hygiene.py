@@ -33,6 +33,7 @@ DOMAIN_AND_INDEXER = [
     "companion.temporal",
     "companion.tokens",
     "companion.words",
+    "companion.sqlrows",
     "companion.hashembed",
     "companion.modelbuild",
     "companion.onnxgraph",
