@@ -22,16 +22,23 @@ from textual.widgets import Footer, Header, Input
 from companion.cli.workspace import Workspace
 from companion.config import CompanionConfig, save_config
 from companion.errors import CompanionError, IndexLockedError, NoteError
+from companion.graph import VaultGraph
 from companion.recall import Recall
 from companion.recalled import RecalledContext
 from companion.retention import RetentionPolicy
+from indexer.graphs import manifest_graph
 from indexer.lock import WriterLock
+from indexer.sync import Indexer, IndexReport
 from widgets.hot_pane import HotPane
 from widgets.link_graph import LinkGraph, Neighbourhood
 from widgets.note_view import NoteView
 from widgets.policy_knobs import PolicyKnobs
 from widgets.status_line import StatusLine
 from widgets.warm_pane import WarmPane
+
+RETRY_S = 5.0  # after a failed index write, before the next catch-up
+FOLLOW_S = 1.0  # how often an attached app looks for another process's writes
+WATCH_DEBOUNCE_MS = 800  # quiet period that turns an editor's save (temp file, rename) into one batch
 
 
 class CompanionApp(App[int]):
@@ -66,6 +73,12 @@ class CompanionApp(App[int]):
         self._hot_paths: frozenset[str] = frozenset()
         self._asked = 0  # numbers each recall, so only the newest is shown
         self._first_shown = threading.Event()
+        self._stop = threading.Event()  # ends the indexer worker when the app closes
+        self._graph_cache: tuple[object, VaultGraph] | None = None
+        self.index_idle = False
+        """The in-app indexer has caught up and waits for file events (or the app only follows another writer)."""
+        self.indexed_batches = 0
+        """How many syncs and watch batches the in-app indexer has finished (for tests)."""
         self._shown_path: str | None = None
         self.context: RecalledContext | None = None
         """The last recall shown."""
@@ -98,37 +111,104 @@ class CompanionApp(App[int]):
         status.mode = "read-only: the index is not written" if self.read_only else "indexer in the app"
         # The first screen comes from the index as it is; the catch-up runs after it and refreshes what changed.
         self.refresh_recall()
-        self.catch_up()
+        self.run_indexer()
 
     # -- workers --------------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="index", exit_on_error=False)
-    def catch_up(self) -> None:
-        """Bring the index up to date (unless read-only or another process writes it), then recall."""
-        status = self.query_one(StatusLine)
+    def run_indexer(self) -> None:
+        """Keep the index fresh for as long as the app runs: catch up, then watch the vault.
+
+        When another process (`companion index --watch`) holds the writer lock, the app attaches: it follows that
+        process's writes and takes over once the lock is free. Read-only mode only follows.
+        """
         self._first_shown.wait(timeout=10)
-        changed = False
-        if not self.read_only:
+        while not self._stop.is_set():
+            if self.read_only:
+                self._status(mode="read-only: the index is not written")
+                self._follow(until_lock_free=False)
+                return
             try:
-                with self._index_lock, WriterLock(self.workspace.data_dir):
-
-                    def progress(done: int, total: int) -> None:
-                        self.call_from_thread(setattr, status, "state", f"indexing {done} of {total} chunks")
-
-                    report = self.workspace.indexer().sync(progress=progress)
-                    changed = bool(report.notes_indexed or report.notes_deleted)
-                    for path, reason in report.skipped:
-                        self.call_from_thread(self.notify, reason, title=f"skipped {path}", severity="warning")
-            except IndexLockedError as exc:
-                self.call_from_thread(setattr, status, "mode", f"attached: {exc}")
+                with WriterLock(self.workspace.data_dir):
+                    self._status(mode="indexer in the app")
+                    self._index_and_watch()
+                return
+            except IndexLockedError:
+                who = WriterLock(self.workspace.data_dir).holder_summary()
+                self._status(mode=f"attached to {who}: it writes the index, the app follows")
+                self._follow(until_lock_free=True)
             except CompanionError as exc:
-                self.call_from_thread(setattr, status, "state", f"error: {exc}")
+                # The store or the model failed; the journal keeps the index consistent and the next catch-up
+                # redoes what was lost.
+                self._status(state=f"error: {exc} (retrying in {RETRY_S:.0f} s)")
                 self.call_from_thread(self.notify, str(exc), title="indexing failed", severity="error")
+                self._stop.wait(RETRY_S)
+
+    def _index_and_watch(self) -> None:
+        from indexer.watcher import watch  # deferred: watchfiles is needed only once the first screen is up
+
+        def progress(done: int, total: int) -> None:
+            self.index_idle = False
+            self._status(state=f"indexing {done} of {total} chunks")
+
+        with self._index_lock:  # the meta checks use the readers' connection
+            indexer = self.workspace.indexer(own_connections=True)
+        # The indexer writes through its own connection, so recalls (knob presses) never wait for a batch.
+        try:
+            self._after_batch(indexer, indexer.sync(progress=progress))
+
+            def on_batch(report: IndexReport, events: int) -> None:
+                self._after_batch(indexer, report)
+
+            while not self._stop.is_set():
+                try:
+                    watch(indexer, self._stop, on_batch, debounce_ms=WATCH_DEBOUNCE_MS, progress=progress)
+                except CompanionError as exc:
+                    self._status(state=f"error: {exc} (retrying in {RETRY_S:.0f} s)")
+                    self.call_from_thread(self.notify, str(exc), title="indexing failed", severity="error")
+                    self._stop.wait(RETRY_S)
+        finally:
+            indexer.manifest.close()
+
+    def _after_batch(self, indexer: Indexer, report: IndexReport) -> None:
+        """Say what a sync or a batch of file events did, and recall again if the index changed."""
+        for path, reason in report.skipped:
+            self.call_from_thread(self.notify, reason, title=f"skipped {path}", severity="warning")
+        notes, chunks = indexer.manifest.counts()
+        self.indexed_batches += 1
+        self.index_idle = True
+        self._status(state=f"watching, {notes} notes, {chunks} chunks")
+        if report.notes_indexed or report.notes_deleted:
+            self.call_from_thread(self._index_changed)
+
+    def _follow(self, *, until_lock_free: bool) -> None:
+        """Show another process's writes as they land; return when the writer lock is free (to take over)."""
         with self._index_lock:
+            generation = self.workspace.manifest.generation()
             notes, chunks = self.workspace.manifest.counts()
-        self.call_from_thread(setattr, status, "state", f"up to date, {notes} notes, {chunks} chunks")
-        if changed:
-            self.call_from_thread(self.refresh_recall)
+        self._status(state=f"following, {notes} notes, {chunks} chunks")
+        self.index_idle = True
+        while not self._stop.wait(FOLLOW_S):
+            with self._index_lock:
+                now = self.workspace.manifest.generation()
+            if now != generation:
+                generation = now
+                self.call_from_thread(self._index_changed)
+            if until_lock_free and not WriterLock.held(self.workspace.data_dir):
+                return
+
+    def _status(self, *, mode: str | None = None, state: str | None = None) -> None:
+        status = self.query_one(StatusLine)
+        if mode is not None:
+            self.call_from_thread(setattr, status, "mode", mode)
+        if state is not None:
+            self.call_from_thread(setattr, status, "state", state)
+
+    def _index_changed(self) -> None:
+        """The index changed under the panes: recall again, and show the open note as it is now."""
+        self.refresh_recall()
+        if self._shown_path is not None:
+            self.open_note(self._shown_path)
 
     def refresh_recall(self) -> None:
         """Recall for the search box under the current policy and show it (no re-indexing)."""
@@ -157,7 +237,8 @@ class CompanionApp(App[int]):
             self.call_from_thread(view.show_problem, exc.path, exc.reason)
             return
         self.call_from_thread(view.show, note)
-        graph = self.workspace.vault.graph()  # built on first use, then kept
+        with self._index_lock:
+            graph = self._graph()
         hood = Neighbourhood(
             path=path,
             outlinks=tuple((link.target, resolved) for link, resolved in graph.outlinks(path)),
@@ -170,10 +251,27 @@ class CompanionApp(App[int]):
             with self._index_lock:
                 self._recall_engine().record([path])
 
+    def _graph(self) -> VaultGraph:
+        """The link graph from the index, rebuilt only when the index changed (call with `_index_lock` held)."""
+        generation = self.workspace.manifest.generation()
+        if self._graph_cache is None or self._graph_cache[0] != generation:
+            self._graph_cache = (generation, manifest_graph(self.workspace.manifest, self.workspace.vault))
+        return self._graph_cache[1]
+
     def _recall_engine(self) -> Recall:
         if self._engine is None:
             self._engine = self.workspace.recall()
         return self._engine
+
+    @property
+    def busy(self) -> bool:
+        """Whether a recall, a note read or an index batch is still running (tests and the bench wait on this)."""
+        working = any(w.is_running for w in self.workers if w.group != "index")
+        return working or not self.index_idle
+
+    def on_unmount(self) -> None:
+        """Stop the indexer worker (it checks between batches, within a fraction of a second)."""
+        self._stop.set()
 
     # -- showing --------------------------------------------------------------------------------
 

@@ -24,6 +24,14 @@ class VaultGraph:
         for note in notes.values():
             self.update(note)
 
+    @classmethod
+    def from_links(cls, links: Mapping[str, Iterable[Link]], resolver: LinkResolver) -> VaultGraph:
+        """A graph from each note's links alone (an index keeps those, so no note is read)."""
+        graph = cls({}, resolver)
+        for path, note_links in links.items():
+            graph._store(path, note_links)
+        return graph
+
     def update(self, note: Note) -> None:
         """Add a note or replace its links."""
         self.remove(note.path)

@@ -61,7 +61,19 @@ class WriterLock:
             return None
         return data if isinstance(data, dict) else None
 
-    def _held_message(self) -> str:
+    @classmethod
+    def held(cls, data_dir: Path) -> bool:
+        """Whether another process holds the lock now (a follower polls this to know when to take over)."""
+        probe = cls(data_dir, purpose="probe")
+        try:
+            probe.acquire()
+        except IndexLockedError:
+            return True
+        probe.release()
+        return False
+
+    def holder_summary(self) -> str:
+        """`pid N (`command`, since T)`: who holds the lock, for status lines and messages."""
         info = self.holder() or {}
         since = info.get("since")
         when = (
@@ -69,9 +81,11 @@ class WriterLock:
             if isinstance(since, int | float)
             else "an unknown time"
         )
-        who = f"pid {info.get('pid', '?')} (`{info.get('purpose', 'companion')}`, since {when})"
+        return f"pid {info.get('pid', '?')} (`{info.get('purpose', 'companion')}`, since {when})"
+
+    def _held_message(self) -> str:
         return (
-            f"The index in {self.path.parent} is already being written by {who}. "
+            f"The index in {self.path.parent} is already being written by {self.holder_summary()}. "
             "Only one process may write it: stop that one, or let it keep the index fresh. Short read-only "
             "commands (recall, doctor) may run beside it; for anything long-lived, use a Chroma server "
             "(`chroma run`, then --chroma-url)."

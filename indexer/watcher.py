@@ -15,7 +15,7 @@ from pathlib import Path
 
 import watchfiles
 
-from indexer.sync import Indexer, IndexReport
+from indexer.sync import Indexer, IndexReport, Progress
 
 log = logging.getLogger(__name__)
 
@@ -55,11 +55,12 @@ def watch(
     debounce_ms: int = 1600,
     step_ms: int = 50,
     on_ready: Callable[[], None] | None = None,
+    progress: Progress | None = None,
 ) -> None:
     """Run until `stop` is set: each batch of file events becomes one `Indexer.update`.
 
     `on_ready` is called once the OS watch is in place, after a catch-up sync of whatever changed between
-    the caller's initial sync and that moment.
+    the caller's initial sync and that moment. `progress` sees the chunks of each batch.
     """
     root = indexer.vault.root
     ready = False
@@ -76,7 +77,7 @@ def watch(
         if not ready:
             # The first (possibly empty) yield means the OS watch is live: catch up once, then report.
             ready = True
-            catch_up = indexer.sync()
+            catch_up = indexer.sync(progress=progress)
             if catch_up.notes_indexed or catch_up.notes_deleted or catch_up.notes_skipped:
                 on_batch(catch_up, 0)
             if on_ready:
@@ -89,5 +90,5 @@ def watch(
                 rels.add(Path(path).relative_to(root).as_posix())
             except ValueError:
                 continue
-        report = indexer.update(rels)
+        report = indexer.update(rels, progress=progress)
         on_batch(report, len(changes))

@@ -401,7 +401,8 @@ def tui(root: Path, notes: int, embedder_name: str, changes: int = 20) -> dict[s
             while app.context is None:
                 await pilot.pause(0.005)
             first.append(time.perf_counter() - started)
-            await app.workers.wait_for_complete()
+            while app.busy:
+                await pilot.pause(0.01)
             knobs = app.query_one(PolicyKnobs)
             knobs.focus()
             for i in range(changes):
@@ -412,8 +413,8 @@ def tui(root: Path, notes: int, embedder_name: str, changes: int = 20) -> dict[s
                     await asyncio.sleep(0.001)
                 knob.append(app.refreshed_at - began)
                 await pilot.pause(0.05)
-            await app.workers.wait_for_complete()
-            await pilot.pause(0.2)  # let the note view finish before the app closes
+            while app.busy:
+                await pilot.pause(0.01)  # let the note view finish before the app closes
 
     asyncio.run(drive())
     ws.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +44,8 @@ class Workspace:
     _store: VectorStore | None = field(default=None, repr=False)
     _searcher: Searcher | None = field(default=None, repr=False)
     _access: AccessLog | None = field(default=None, repr=False)
+    # The app opens the model and the store from two threads (recall, indexer): each must be opened once.
+    _opening: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     @property
     def root(self) -> Path:
@@ -65,6 +68,10 @@ class Workspace:
 
     def embedder(self) -> Embedder:
         """The configured embedding model, loaded once."""
+        with self._opening:
+            return self._open_embedder()
+
+    def _open_embedder(self) -> Embedder:
         if self._embedder is None:
             if self.embedder_override is not None:
                 self._embedder = self.embedder_override
@@ -77,6 +84,10 @@ class Workspace:
 
     def store(self, *, rebuild: bool = False) -> VectorStore:
         """The vector store (embedded in the data directory, or the configured server)."""
+        with self._opening:
+            return self._open_store(rebuild)
+
+    def _open_store(self, rebuild: bool) -> VectorStore:
         if self._store is None or rebuild:
             embedder = self.embedder()
             path = None if self.chroma_url else index_data_paths(self.data_dir)[1]
@@ -101,8 +112,13 @@ class Workspace:
         """A chunker that counts tokens with the model's own tokenizer."""
         return Chunker(self.embedder().count_tokens)
 
-    def indexer(self, *, rebuild: bool = False) -> Indexer:
-        """The indexer; with `rebuild`, or when the chunker changed since the last build, it starts empty."""
+    def indexer(self, *, rebuild: bool = False, own_connections: bool = False) -> Indexer:
+        """The indexer; with `rebuild`, or when the chunker changed since the last build, it starts empty.
+
+        With `own_connections` it gets its own manifest connection, vault reader and access log, so it can run in
+        a thread beside readers of this workspace (SQLite lets one writer and many readers share the file, not
+        one connection); the caller closes `indexer.manifest` when done.
+        """
         if rebuild:
             self._wipe()
         manifest = self.manifest
@@ -119,6 +135,11 @@ class Workspace:
         if manifest.get_meta("settings") not in (None, settings):
             manifest.invalidate()
         manifest.set_meta("settings", settings)
+        if own_connections:
+            access = AccessLog(self.data_dir / "access.sqlite")
+            vault = ObsidianVault(self.root, self.config)
+            manifest = Manifest(index_data_paths(self.data_dir)[0])
+            return Indexer(vault, manifest, self.chunker, self.embedder, self.store, on_moved=access.rename)
         return Indexer(self.vault, manifest, self.chunker, self.embedder, self.store, on_moved=self.access_log().rename)
 
     def _wipe(self) -> None:

@@ -35,13 +35,12 @@ async def settle(pilot: Pilot[Any]) -> None:
     """Wait until every worker (indexing, recall, note reads) is done and no new one starts from the messages
     their results post (a highlighted row opens a note)."""
     quiet = 0
-    for _ in range(100):
-        await pilot.app.workers.wait_for_complete()
+    for _ in range(1000):
         await pilot.pause(0.02)
-        busy = any(w.is_running for w in pilot.app.workers)
-        quiet = 0 if busy else quiet + 1
+        quiet = 0 if pilot.app.busy else quiet + 1
         if quiet >= 3:
             return
+    raise AssertionError("the app never settled")
 
 
 def run(app: CompanionApp, steps: Any) -> None:
@@ -59,7 +58,7 @@ def test_first_screen_shows_the_hot_tier_and_the_index_state(ws: Workspace) -> N
     async def steps(pilot: Pilot[Any]) -> None:
         hot = app.query_one(HotPane)
         assert hot.row_count == 5  # alice/tg keeps 3, alice/web 1, bob/mail 1
-        assert "up to date" in app.query_one(StatusLine).state
+        assert app.query_one(StatusLine).state == "watching, 11 notes, 11 chunks"
         assert app.query_one(WarmPane).row_count == 0  # the default policy pushes nothing out
 
     run(app, steps)
@@ -168,3 +167,53 @@ def test_the_graph_pane_shows_links_both_ways_and_follows_them(ws: Workspace) ->
         assert "Kitchen.md" in str(graph.border_title)
 
     run(app, steps)
+
+
+async def until(pilot: Pilot[Any], condition: Any, what: str, seconds: float = 30) -> None:
+    """Wait (real time: file events and threads) until `condition()` holds."""
+    for _ in range(int(seconds / 0.05)):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_the_app_watches_the_vault_and_shows_a_new_note_without_a_restart(ws: Workspace) -> None:
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await pilot.press("slash", *"marmalade seville oranges", "enter")
+        await settle(pilot)
+        assert app.context is not None and "Memory/Marmalade.md" not in [r.path for r in app.context.results]
+        batches = app.indexed_batches
+        note = ws.root / "Memory" / "Marmalade.md"
+        note.write_text("---\ntype: preference\n---\nSeville oranges make the best marmalade, boiled whole.\n")
+        await until(pilot, lambda: app.indexed_batches > batches, "the watcher's batch")
+        await settle(pilot)
+        assert app.context is not None and app.context.results[0].path == "Memory/Marmalade.md"
+        assert app.query_one(WarmPane).get_row_at(0)[8] == "Memory/Marmalade.md"
+        assert "watching, 12 notes" in app.query_one(StatusLine).state
+
+    run(app, steps)
+
+
+def test_beside_a_running_indexer_the_app_attaches_then_takes_over(ws: Workspace) -> None:
+    from indexer.lock import WriterLock
+
+    app = CompanionApp(ws, as_of=NOW)
+    other = WriterLock(ws.data_dir, purpose="companion index --watch")
+    other.acquire()  # another process's lock: flock is per open file, so one process can play both parts
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        status = app.query_one(StatusLine)
+        await until(pilot, lambda: status.mode.startswith("attached to pid"), "attached mode")
+        assert "`companion index --watch`" in status.mode
+        assert status.state.startswith("following")
+        other.release()
+        await until(pilot, lambda: status.mode == "indexer in the app", "taking over")
+        await until(pilot, lambda: status.state.startswith("watching"), "the catch-up")
+
+    try:
+        run(app, steps)
+    finally:
+        other.release()
