@@ -52,6 +52,11 @@ class NoteInfo:
         return note_day(self.date)
 
     @property
+    def pinned(self) -> bool:
+        """Frontmatter `pinned: true` (set by curation): the note keeps its full score whatever its age."""
+        return '"pinned"' in self.fields_json and self.frontmatter.get("pinned") is True
+
+    @property
     def confidence(self) -> float | None:
         """Frontmatter `confidence` (0..1) of a memory note, when it is a number."""
         if '"confidence"' not in self.fields_json:

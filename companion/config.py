@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import re
-import tempfile
 import types
 import typing
 from dataclasses import dataclass, field
@@ -22,6 +20,7 @@ from typing import Any, Literal
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from companion.atomic import write_atomic
 from companion.errors import ConfigError
 from companion.locations import config_path
 from companion.retention import RetentionPolicy
@@ -117,6 +116,17 @@ class RecallConfig:
 
 
 @dataclass(frozen=True)
+class CurationConfig:
+    """Where hand curation puts things."""
+
+    archive_folder: str = "archive"
+    """Vault folder that archived notes move into (keeping their path); it is never indexed, so archived notes
+    leave recall while staying in the vault, readable and restorable."""
+    source: str = ""
+    """Name recorded in the audit log as who curated (empty: `app` or `cli`, by where the change was made)."""
+
+
+@dataclass(frozen=True)
 class CompanionConfig:
     """Everything `.companion/companion.yaml` can say; a missing file means these defaults."""
 
@@ -132,6 +142,8 @@ class CompanionConfig:
     """The hot window, decay and recall budgets (seed 000's `RetentionPolicy`)."""
     recall: RecallConfig = field(default_factory=RecallConfig)
     """Ranking weights and the temporal tier."""
+    curation: CurationConfig = field(default_factory=CurationConfig)
+    """Hand curation: the archive folder and the audit log's source name."""
 
     @property
     def max_note_bytes(self) -> int:
@@ -271,33 +283,8 @@ def save_config(vault_root: Path, config: CompanionConfig) -> Path:
     text = "# Vault Companion settings; see the README for every key.\n" + yaml.safe_dump(
         config_to_dict(config), sort_keys=False, allow_unicode=True
     )
-    fd, tmp = tempfile.mkstemp(prefix=".companion-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
+    write_atomic(path, text.encode("utf-8"))
     return path
-
-
-def _fsync_dir(folder: Path) -> None:
-    # The rename is durable only once the folder entry is on disk; not every platform can open a
-    # folder.
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        return
-    finally:
-        os.close(fd)
 
 
 def matches(glob: str, rel_path: str) -> bool:

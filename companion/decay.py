@@ -45,6 +45,8 @@ class Decay:
     """What past accesses added."""
     lift: float
     """What the note's confidence added (never-accessed items only)."""
+    pinned: bool = False
+    """The user pinned the item: its multiplier is the ceiling, whatever the curve says."""
 
     def apply(self, raw_score: float) -> float:
         """`score = raw_score * decay`."""
@@ -56,8 +58,18 @@ def decay(
     policy: RetentionPolicy,
     now: datetime,
     confidence: float | None = None,
+    *,
+    pinned: bool = False,
 ) -> Decay:
-    """The decay multiplier of one item at `now`."""
+    """The decay multiplier of one item at `now`; a pinned item keeps the ceiling (its parts are still given)."""
+    found = _decay(stats, policy, now, confidence)
+    if pinned:
+        # Pinning is the user's word over the formula: the curve is shown, but the ceiling is applied.
+        return Decay(policy.decay_ceiling, found.days_since_access, found.curve, found.resistance, found.lift, True)
+    return found
+
+
+def _decay(stats: AccessStats, policy: RetentionPolicy, now: datetime, confidence: float | None) -> Decay:
     # An access after `now` (a replay with `--as-of`) had not happened yet: the item was, as far as we know, unused.
     # A few minutes ahead is clock skew between machines, and counts as now.
     future = stats.last_accessed_at is not None and stats.last_accessed_at > now + CLOCK_SKEW

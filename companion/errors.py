@@ -49,3 +49,7 @@ class IndexLockedError(StoreError):
     """Another process already writes this vault's index."""
 
     exit_code = 5
+
+
+class CurationError(CompanionError):
+    """A curation (pin, retag, archive, delete, merge, undo) was refused or failed; the message says what to do."""

@@ -263,7 +263,7 @@ class Recall:
                     distance = date_range.distance(day)
                     date_boost = settings.date_weight / (1.0 + distance / 7.0)
             access = stats.get(path, AccessStats())
-            factor = decay(access, self.policy, aware, hit.info.confidence)
+            factor = decay(access, self.policy, aware, hit.info.confidence, pinned=hit.info.pinned)
             base = hit.score + graph.get(path, 0.0) + date_boost
             final = factor.apply(base)
             items.append(

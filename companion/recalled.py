@@ -55,7 +55,9 @@ class Explanation:
         if self.date:
             out.append(f"date +{self.date:.3f} (dated in the range the question names)")
         d = self.decay
-        if d.days_since_access is None:
+        if d.pinned:
+            out.append(f"decay {d.value:.3f}: pinned, so the ceiling applies (the curve alone gives {d.curve:.3f})")
+        elif d.days_since_access is None:
             out.append(f"decay {d.value:.3f}: never accessed ({d.curve:.2f} + confidence lift {d.lift:.2f})")
         else:
             out.append(

@@ -65,7 +65,9 @@ class ObsidianVault:
             conversation_folders=self.config.index.conversation_folders,
         )
         self._include = compile_globs(self.config.index.include)
-        self._exclude = compile_globs(self.config.index.exclude)
+        archive = self.config.curation.archive_folder.strip("/")
+        # Archived notes stay in the vault but leave recall: the archive folder is never indexed.
+        self._exclude = compile_globs((*self.config.index.exclude, f"{archive}/**"))
         self._graph: VaultGraph | None = None
         self._session_cache: dict[str, tuple[tuple[int, int, int], SessionSummary]] = {}
 

@@ -6,9 +6,13 @@ import subprocess
 import sys
 
 DOMAIN_AND_INDEXER = [
+    "companion.atomic",
+    "companion.audit",
     "companion.config",
+    "companion.curation",
     "companion.discovery",
     "companion.embeddings",
+    "companion.frontmatter_edit",
     "companion.fusion",
     "companion.decay",
     "companion.access",
@@ -28,6 +32,7 @@ DOMAIN_AND_INDEXER = [
     "companion.hot",
     "companion.recall",
     "companion.recalled",
+    "companion.relink",
     "companion.scope",
     "companion.sessionrefs",
     "companion.temporal",

@@ -53,6 +53,15 @@ def test_resistance_caps_at_fifty_accesses() -> None:
     assert decay(_accessed(90, 500), POLICY, NOW).value == pytest.approx(0.125 + 0.4)
 
 
+def test_a_pinned_item_keeps_the_ceiling_and_still_shows_its_curve() -> None:
+    old = decay(_accessed(3650, 1), POLICY, NOW, pinned=True)
+    assert (old.value, old.pinned) == (pytest.approx(1.0), True)
+    assert old.curve == pytest.approx(0.5 ** (3650 / 30))
+    fresh = decay(AccessStats(), POLICY, NOW, pinned=True)
+    assert fresh.value == pytest.approx(1.0) and fresh.days_since_access is None
+    assert not decay(_accessed(3650, 1), POLICY, NOW).pinned
+
+
 def test_floor_and_ceiling() -> None:
     assert decay(_accessed(3650, 1), POLICY, NOW).value == pytest.approx(0.25)  # floor
     assert decay(_accessed(1, 50), POLICY, NOW).value == pytest.approx(1.0)  # ceiling

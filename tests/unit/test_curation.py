@@ -1,0 +1,600 @@
+"""Curator on real vaults: every curation applies, undoes byte for byte, and refuses rather than guess."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from companion.audit import AuditLog
+from companion.curation import CurationError, Curator, Plan, obsidian_uri
+from companion.errors import CompanionError
+from companion.parse import parse_note
+from tests.conftest import file_tree
+
+KEEP = """---
+tags:
+  - project
+aliases: [K]
+---
+# Keep
+
+Keep's text, about [[Drop]] too.
+"""
+
+DROP = """---
+tags: [idea, project]
+aliases:
+  - Dropped one
+status: draft
+---
+# Drop
+
+## Heading
+
+Drop's text, see [[Drop#Heading]] and `[[Drop]]` in code.
+"""
+
+OTHER = """Links: [[Drop]], [[drop|shown text]], [[Drop#Heading]], ![[Drop]], [[people/Drop]], [[people/Drop.md|p]].
+Through an alias: [[Dropped one]]. Elsewhere: [[Keep]] and [[Unrelated]].
+
+```
+[[Drop]] in a fenced block stays
+```
+
+Inline `[[Drop]]` stays, and so does \\[[Drop]].
+"""
+
+PROP = """---
+up: "[[Drop]]"
+related:
+  - "[[people/Drop|the drop]]"
+  - "[[Unrelated]]"
+---
+Property links only.
+"""
+
+
+def write(root: Path, rel: str, content: str | bytes) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_bytes(content.encode("utf-8"))
+    return path
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "My Vault"
+    write(root, ".obsidian/app.json", json.dumps({"trashOption": "local"}))
+    write(root, "Keep.md", KEEP)
+    write(root, "people/Drop.md", DROP)
+    write(root, "notes/Other.md", OTHER)
+    write(root, "notes/Prop.md", PROP)
+    write(root, "Unrelated.md", "No links to the drop here. [[Keep]]\n")
+    write(root, "Plain.md", "A note without frontmatter.\n")
+    write(root, "Pinned.md", "---\ntitle: x\npinned: true\n---\nbody\n")
+    write(root, "Windows.md", b"---\r\ntitle: CRLF note\r\n---\r\nline one\r\nline two\r\n")
+    write(root, "Bom.md", "\ufeff---\ntitle: BOM note\n---\nbody\n")
+    write(root, "attachments/pic.png", b"\x89PNG\r\n\x1a\n\x00\x01binary")
+    return root
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+def curator(vault: Path, data: Path, *, read_only: bool = False) -> Curator:
+    return Curator(vault, AuditLog(data), source="test", read_only=read_only)
+
+
+def set_trash(vault: Path, option: str | None, raw: str | None = None) -> None:
+    app = vault / ".obsidian" / "app.json"
+    if raw is not None:
+        app.write_text(raw, encoding="utf-8")
+    elif option is None:
+        app.write_text("{}", encoding="utf-8")
+    else:
+        app.write_text(json.dumps({"trashOption": option}), encoding="utf-8")
+
+
+# -- every action applies and undoes byte for byte
+# -----------------------------------------------------------------------------------------------------------------
+
+ACTIONS: dict[str, Callable[[Curator], Plan]] = {
+    "pin-plain": lambda c: c.plan_pin("Plain.md"),
+    "pin-frontmatter": lambda c: c.plan_pin("Keep.md"),
+    "pin-crlf": lambda c: c.plan_pin("Windows.md"),
+    "pin-bom": lambda c: c.plan_pin("Bom.md"),
+    "unpin": lambda c: c.plan_pin("Pinned.md", pinned=False),
+    "tags": lambda c: c.plan_tags("Keep.md", ["alpha", "nested/beta"]),
+    "tags-new": lambda c: c.plan_tags("Plain.md", ["alpha"]),
+    "tags-clear": lambda c: c.plan_tags("Keep.md", []),
+    "type": lambda c: c.plan_type("Keep.md", "fact"),
+    "archive": lambda c: c.plan_archive("people/Drop.md"),
+    "delete": lambda c: c.plan_delete("people/Drop.md"),
+    "merge": lambda c: c.plan_merge("Keep.md", "people/Drop.md"),
+}
+
+
+@pytest.mark.parametrize("action", sorted(ACTIONS))
+def test_apply_then_undo_restores_the_vault(vault: Path, data: Path, action: str) -> None:
+    original = file_tree(vault)
+    cur = curator(vault, data)
+    plan = ACTIONS[action](cur)
+    assert plan.writes
+    entry = cur.apply(plan)
+    changed = file_tree(vault)
+    assert changed != original
+    assert {c.path for c in entry.changes} == {w.path for w in plan.writes}
+    for write in plan.writes:
+        assert changed.get(write.path) == write.content
+    undo = cur.undo()
+    assert undo.undoes == entry.id
+    assert undo.action == "undo"
+    assert file_tree(vault) == original
+    assert [e.id for e in cur.audit.entries()] == [entry.id, undo.id]
+    assert cur.audit.last_undoable() is None
+
+
+@pytest.mark.parametrize(
+    ("option", "raw", "where"),
+    [
+        ("local", None, ".trash/Drop.md"),
+        ("system", None, ".trash/Drop.md"),
+        (None, None, ".trash/Drop.md"),
+        (None, "{ not json", ".trash/Drop.md"),
+        (None, '["a list"]', ".trash/Drop.md"),
+        ("none", None, None),
+    ],
+)
+def test_delete_follows_the_trash_setting_and_undoes(
+    vault: Path, data: Path, option: str | None, raw: str | None, where: str | None
+) -> None:
+    set_trash(vault, option, raw)
+    original = file_tree(vault)
+    cur = curator(vault, data)
+    plan = cur.plan_delete("people/Drop.md")
+    assert plan.destructive
+    cur.apply(plan)
+    after = file_tree(vault)
+    assert "people/Drop.md" not in after
+    if where is None:
+        assert not (vault / ".trash").exists()
+        assert "for good" in plan.summary
+    else:
+        assert after[where] == DROP.encode()
+    assert set(after) - {where} == set(original) - {"people/Drop.md"}
+    cur.undo()
+    assert file_tree(vault) == original
+
+
+def test_trash_names_do_not_clash(vault: Path, data: Path) -> None:
+    write(vault, ".trash/Drop.md", "older drop")
+    write(vault, ".trash/Drop 1.md", "older drop 1")
+    write(vault, "elsewhere/Drop.md", "another Drop")
+    cur = curator(vault, data)
+    cur.apply(cur.plan_delete("people/Drop.md"))
+    assert (vault / ".trash" / "Drop 2.md").read_text(encoding="utf-8") == DROP
+    cur.apply(cur.plan_delete("elsewhere/Drop.md"))
+    assert (vault / ".trash" / "Drop 3.md").read_text(encoding="utf-8") == "another Drop"
+    assert (vault / ".trash" / "Drop.md").read_text(encoding="utf-8") == "older drop"
+
+
+# -- what each action writes
+# -----------------------------------------------------------------------------------------------------------------
+
+
+def test_pin_and_unpin_edit_only_the_property(vault: Path, data: Path) -> None:
+    cur = curator(vault, data)
+    plan = cur.plan_pin("Plain.md")
+    assert not plan.destructive
+    assert plan.action == "pin"
+    cur.apply(plan)
+    assert (vault / "Plain.md").read_text(encoding="utf-8") == "---\npinned: true\n---\nA note without frontmatter.\n"
+    cur.apply(cur.plan_pin("Plain.md", pinned=False))
+    assert (vault / "Plain.md").read_text(encoding="utf-8") == "A note without frontmatter.\n"
+    cur.apply(cur.plan_pin("Pinned.md", pinned=False))
+    assert (vault / "Pinned.md").read_text(encoding="utf-8") == "---\ntitle: x\n---\nbody\n"
+
+
+def test_crlf_and_bom_notes_keep_their_line_endings_on_pin(vault: Path, data: Path) -> None:
+    cur = curator(vault, data)
+    cur.apply(cur.plan_pin("Windows.md"))
+    cur.apply(cur.plan_pin("Bom.md"))
+    assert (vault / "Windows.md").read_bytes() == (
+        b"---\r\ntitle: CRLF note\r\npinned: true\r\n---\r\nline one\r\nline two\r\n"
+    )
+    assert (vault / "Bom.md").read_bytes() == "\ufeff---\ntitle: BOM note\npinned: true\n---\nbody\n".encode()
+    note = parse_note("Windows.md", (vault / "Windows.md").read_bytes())
+    assert note.frontmatter == {"title": "CRLF note", "pinned": True}
+
+
+def test_pinning_a_pinned_note_changes_nothing(vault: Path, data: Path) -> None:
+    cur = curator(vault, data)
+    plan = cur.plan_pin("Pinned.md")
+    assert plan.changes_nothing
+    assert "nothing to change" in plan.summary
+    with pytest.raises(CurationError, match="nothing to change"):
+        cur.apply(plan)
+    assert not data.exists()
+
+
+def test_tags_are_validated_and_replace_the_property(vault: Path, data: Path) -> None:
+    cur = curator(vault, data)
+    plan = cur.plan_tags("Keep.md", ["#alpha", "nested/beta", "Alpha", "ünï_code-1"])
+    assert plan.action == "tag"
+    cur.apply(plan)
+    note = parse_note("Keep.md", (vault / "Keep.md").read_bytes())
+    assert note.frontmatter["tags"] == ["alpha", "nested/beta", "ünï_code-1"]
+    assert (
+        (vault / "Keep.md")
+        .read_text(encoding="utf-8")
+        .startswith("---\ntags:\n  - alpha\n  - nested/beta\n  - ünï_code-1\naliases: [K]\n---\n")
+    )
+    for bad in (["two words"], [""], ["#"], ["123"], ["a,b"], ["/lead"], ["a//b"]):
+        with pytest.raises(CurationError, match="tag"):
+            cur.plan_tags("Keep.md", bad)
+    with pytest.raises(CurationError, match="list"):
+        cur.plan_tags("Keep.md", "alpha")
+
+
+def test_legacy_tag_property_is_folded_into_tags(vault: Path, data: Path) -> None:
+    write(vault, "Legacy.md", "---\ntag: old\nTags: older\n---\nbody\n")
+    cur = curator(vault, data)
+    cur.apply(cur.plan_tags("Legacy.md", ["new"]))
+    assert (vault / "Legacy.md").read_text(encoding="utf-8") == "---\ntags:\n  - new\n---\nbody\n"
+
+
+def test_type_is_set_and_quoted_when_needed(vault: Path, data: Path) -> None:
+    cur = curator(vault, data)
+    cur.apply(cur.plan_type("Plain.md", "fact"))
+    assert (vault / "Plain.md").read_text(encoding="utf-8").startswith("---\ntype: fact\n---\n")
+    cur.apply(cur.plan_type("Plain.md", "yes"))
+    assert (vault / "Plain.md").read_text(encoding="utf-8").startswith('---\ntype: "yes"\n---\n')
+    with pytest.raises(CurationError, match="one line"):
+        cur.plan_type("Plain.md", "two\nlines")
+    with pytest.raises(CurationError, match="one line"):
+        cur.plan_type("Plain.md", "  ")
+
+
+def test_archive_moves_the_note_under_the_archive_folder(vault: Path, data: Path) -> None:
+    cur = curator(vault, data)
+    plan = cur.plan_archive("people/Drop.md")
+    assert plan.destructive
+    cur.apply(plan)
+    assert (vault / "archive" / "people" / "Drop.md").read_text(encoding="utf-8") == DROP
+    assert not (vault / "people" / "Drop.md").exists()
+    with pytest.raises(CurationError, match="already in the archive"):
+        cur.plan_archive("archive/people/Drop.md")
+
+
+def test_archive_refuses_a_taken_destination(vault: Path, data: Path) -> None:
+    write(vault, "archive/Keep.md", "an older Keep")
+    with pytest.raises(CurationError, match="already exists"):
+        curator(vault, data).plan_archive("Keep.md")
+
+
+def test_archive_folder_can_be_chosen(vault: Path, data: Path) -> None:
+    cur = Curator(vault, AuditLog(data), source="test", archive_folder="Old/Stuff/")
+    cur.apply(cur.plan_archive("Keep.md"))
+    assert (vault / "Old" / "Stuff" / "Keep.md").read_text(encoding="utf-8") == KEEP
+    with pytest.raises(CurationError, match="archive folder"):
+        Curator(vault, AuditLog(data), source="test", archive_folder="../outside")
+
+
+# -- merge
+# -----------------------------------------------------------------------------------------------------------------
+
+
+def test_merge_appends_unions_and_relinks(vault: Path, data: Path) -> None:
+    cur = curator(vault, data)
+    plan = cur.plan_merge("Keep.md", "people/Drop.md")
+    assert plan.destructive
+    assert plan.action == "merge"
+    cur.apply(plan)
+
+    keep = (vault / "Keep.md").read_text(encoding="utf-8")
+    assert keep == (
+        "---\n"
+        "tags:\n  - project\n  - idea\n"
+        "aliases:\n  - K\n  - Drop\n  - Dropped one\n"
+        "---\n"
+        "# Keep\n\n"
+        "Keep's text, about [[Keep]] too.\n\n"
+        "## Merged from Drop\n\n"
+        "# Drop\n\n## Heading\n\n"
+        "Drop's text, see [[Keep#Heading]] and `[[Drop]]` in code.\n"
+    )
+    assert not (vault / "people" / "Drop.md").exists()
+    assert (vault / ".trash" / "Drop.md").read_text(encoding="utf-8") == DROP
+    assert (vault / "notes" / "Other.md").read_text(encoding="utf-8") == OTHER.replace(
+        "[[Drop]], [[drop|shown text]], [[Drop#Heading]], ![[Drop]], [[people/Drop]], [[people/Drop.md|p]]",
+        "[[Keep]], [[Keep|shown text]], [[Keep#Heading]], ![[Keep]], [[Keep]], [[Keep|p]]",
+    )
+    assert (vault / "notes" / "Prop.md").read_text(encoding="utf-8") == PROP.replace(
+        'up: "[[Drop]]"', 'up: "[[Keep]]"'
+    ).replace("[[people/Drop|the drop]]", "[[Keep|the drop]]")
+    assert (vault / "Unrelated.md").read_text(encoding="utf-8") == "No links to the drop here. [[Keep]]\n"
+    assert "3 notes" in plan.summary and "[[Keep]]" in plan.summary
+
+
+def test_merge_into_a_root_note_whose_name_is_shared(vault: Path, data: Path) -> None:
+    # A root note's path without `.md` is its name, and Obsidian's shortest-path rule picks it: `[[Keep]]` it is.
+    write(vault, "elsewhere/Keep.md", "another note called Keep\n")
+    cur = curator(vault, data)
+    cur.apply(cur.plan_merge("Keep.md", "people/Drop.md"))
+    other = (vault / "notes" / "Other.md").read_text(encoding="utf-8")
+    assert other.startswith("Links: [[Keep]], [[Keep|shown text]], [[Keep#Heading]], ![[Keep]], [[Keep]], [[Keep|p]].")
+    assert (vault / "elsewhere" / "Keep.md").read_text(encoding="utf-8") == "another note called Keep\n"
+
+
+def test_merge_into_a_nested_note_with_a_shared_name(vault: Path, data: Path) -> None:
+    write(vault, "a/Topic.md", "# A topic\n")
+    write(vault, "b/Topic.md", "# B topic\n")
+    write(vault, "Drop2.md", "text\n")
+    write(vault, "Linker.md", "See [[Drop2]] and [[Drop2#x|y]].\n")
+    cur = curator(vault, data)
+    cur.apply(cur.plan_merge("b/Topic.md", "Drop2.md"))
+    assert (vault / "Linker.md").read_text(encoding="utf-8") == "See [[b/Topic]] and [[b/Topic#x|y]].\n"
+
+
+def test_merge_of_two_notes_sharing_a_name(vault: Path, data: Path) -> None:
+    write(vault, "x/Same.md", "kept\n")
+    write(vault, "y/Same.md", "dropped\n")
+    write(vault, "Linker.md", "[[y/Same]] and [[x/Same]]\n")
+    original = file_tree(vault)
+    cur = curator(vault, data)
+    cur.apply(cur.plan_merge("x/Same.md", "y/Same.md"))
+    assert (vault / "Linker.md").read_text(encoding="utf-8") == "[[Same]] and [[x/Same]]\n"
+    assert (vault / "x" / "Same.md").read_text(encoding="utf-8") == ("kept\n\n## Merged from Same\n\ndropped\n")
+    cur.undo()
+    assert file_tree(vault) == original
+
+
+def test_merge_with_crlf_keep_converts_the_appended_text(vault: Path, data: Path) -> None:
+    cur = curator(vault, data)
+    cur.apply(cur.plan_merge("Windows.md", "Plain.md"))
+    assert (vault / "Windows.md").read_bytes() == (
+        b"---\r\ntitle: CRLF note\r\naliases:\r\n  - Plain\r\n---\r\nline one\r\nline two\r\n"
+        b"\r\n## Merged from Plain\r\n\r\nA note without frontmatter.\r\n"
+    )
+
+
+def test_merge_into_itself_is_refused(vault: Path, data: Path) -> None:
+    with pytest.raises(CurationError, match="itself"):
+        curator(vault, data).plan_merge("Keep.md", "Keep.md")
+
+
+def test_merge_with_a_delete_setting_of_none(vault: Path, data: Path) -> None:
+    set_trash(vault, "none")
+    original = file_tree(vault)
+    cur = curator(vault, data)
+    cur.apply(cur.plan_merge("Keep.md", "people/Drop.md"))
+    assert not (vault / ".trash").exists()
+    cur.undo()
+    assert file_tree(vault) == original
+
+
+def test_a_failed_write_puts_back_what_was_written(vault: Path, data: Path) -> None:
+    # `.trash` is a link to a folder that does not exist: writing the trash copy fails after Keep.md was written.
+    os.symlink("gone", vault / ".trash")
+    original = file_tree(vault)
+    cur = curator(vault, data)
+    plan = cur.plan_merge("Keep.md", "people/Drop.md")
+    with pytest.raises(CurationError, match="put back"):
+        cur.apply(plan)
+    assert file_tree(vault) == original
+    assert cur.audit.entries() == []
+
+
+def test_merge_keeps_table_escapes_spacing_and_block_links(vault: Path, data: Path) -> None:
+    write(vault, "Table.md", "| a | b |\n| - | - |\n| [[Drop\\|x]] | [[ Drop ]] |\n\nSee [[Drop#^block1]].\n")
+    cur = curator(vault, data)
+    cur.apply(cur.plan_merge("Keep.md", "people/Drop.md"))
+    assert (vault / "Table.md").read_text(encoding="utf-8") == (
+        "| a | b |\n| - | - |\n| [[Keep\\|x]] | [[ Keep ]] |\n\nSee [[Keep#^block1]].\n"
+    )
+
+
+def test_merge_refuses_a_link_in_a_nested_property(vault: Path, data: Path) -> None:
+    write(vault, "Nested.md", '---\nsource:\n  from: "[[Drop]]"\n---\nbody\n')
+    original = file_tree(vault)
+    with pytest.raises(CurationError, match=r"Nested\.md: the property 'source'"):
+        curator(vault, data).plan_merge("Keep.md", "people/Drop.md")
+    assert file_tree(vault) == original
+
+
+def test_a_failed_record_puts_back_what_was_written(vault: Path, data: Path) -> None:
+    # The log's name is taken by a folder: the files are written, then the record fails.
+    (data / "audit" / "log.jsonl").mkdir(parents=True)
+    original = file_tree(vault)
+    cur = curator(vault, data)
+    with pytest.raises(CurationError, match="cannot record the change"):
+        cur.apply(cur.plan_merge("Keep.md", "people/Drop.md"))
+    assert file_tree(vault) == original
+
+
+# -- refusals: read-only, stale plans, later edits, unsafe paths
+# -----------------------------------------------------------------------------------------------------------------
+
+
+def test_read_only_writes_nothing(vault: Path, data: Path) -> None:
+    original = file_tree(vault)
+    cur = curator(vault, data, read_only=True)
+    for make in ACTIONS.values():
+        plan = make(cur)
+        with pytest.raises(CurationError, match="read-only"):
+            cur.apply(plan)
+    with pytest.raises(CurationError, match="read-only"):
+        cur.undo()
+    assert file_tree(vault) == original
+    assert not data.exists()
+
+
+def test_read_only_cannot_undo_what_a_writer_did(vault: Path, data: Path) -> None:
+    entry = curator(vault, data).apply(curator(vault, data).plan_pin("Plain.md"))
+    before = file_tree(vault), file_tree(data)
+    with pytest.raises(CurationError, match="read-only"):
+        curator(vault, data, read_only=True).undo(entry.id)
+    assert (file_tree(vault), file_tree(data)) == before
+
+
+@pytest.mark.parametrize("action", ["pin-frontmatter", "archive", "delete", "merge"])
+def test_a_plan_is_refused_when_a_file_changed_since(vault: Path, data: Path, action: str) -> None:
+    cur = curator(vault, data)
+    plan = ACTIONS[action](cur)
+    target = next(w.path for w in plan.writes if w.expected is not None)
+    (vault / target).write_text("edited in Obsidian meanwhile\n", encoding="utf-8")
+    edited = file_tree(vault)
+    with pytest.raises(CurationError) as caught:
+        cur.apply(plan)
+    assert str(caught.value).startswith(f"{target}: changed since the plan")
+    assert "nothing was written" in str(caught.value)
+    assert file_tree(vault) == edited
+    assert not data.exists()
+
+
+def test_a_plan_is_refused_when_its_destination_appeared(vault: Path, data: Path) -> None:
+    cur = curator(vault, data)
+    plan = cur.plan_archive("Keep.md")
+    write(vault, "archive/Keep.md", "made meanwhile")
+    before = file_tree(vault)
+    with pytest.raises(CurationError, match=re.escape("archive/Keep.md: appeared since the plan")):
+        cur.apply(plan)
+    assert file_tree(vault) == before
+
+
+def test_a_plan_is_refused_when_its_note_vanished(vault: Path, data: Path) -> None:
+    cur = curator(vault, data)
+    plan = cur.plan_type("Keep.md", "fact")
+    (vault / "Keep.md").unlink()
+    with pytest.raises(CurationError, match=re.escape("Keep.md: was moved or deleted since the plan")):
+        cur.apply(plan)
+
+
+def test_undo_is_refused_after_a_later_edit(vault: Path, data: Path) -> None:
+    cur = curator(vault, data)
+    entry = cur.apply(cur.plan_pin("Keep.md"))
+    pinned = (vault / "Keep.md").read_bytes()
+    (vault / "Keep.md").write_bytes(pinned + b"A later line.\n")
+    edited = file_tree(vault)
+    with pytest.raises(CurationError) as caught:
+        cur.undo()
+    message = str(caught.value)
+    assert message.startswith("Keep.md: changed after")
+    assert "lose that later edit" in message and "nothing was written" in message
+    assert file_tree(vault) == edited
+    assert cur.audit.undone_ids() == set()
+    # Once the later edit is gone, the undo goes through.
+    (vault / "Keep.md").write_bytes(pinned)
+    assert cur.undo(entry.id).undoes == entry.id
+
+
+def test_undo_is_refused_when_a_moved_note_came_back(vault: Path, data: Path) -> None:
+    cur = curator(vault, data)
+    cur.apply(cur.plan_archive("Keep.md"))
+    write(vault, "Keep.md", "a new Keep written meanwhile\n")
+    with pytest.raises(CurationError, match=re.escape("Keep.md: changed after")):
+        cur.undo()
+    assert (vault / "archive" / "Keep.md").exists()
+
+
+def test_undo_errors(vault: Path, data: Path) -> None:
+    cur = curator(vault, data)
+    with pytest.raises(CurationError, match="nothing to undo"):
+        cur.undo()
+    first = cur.apply(cur.plan_pin("Plain.md"))
+    second = cur.apply(cur.plan_type("Keep.md", "entity"))
+    undo_second = cur.undo()
+    assert undo_second.undoes == second.id
+    with pytest.raises(CurationError, match="already undone"):
+        cur.undo(second.id)
+    with pytest.raises(CurationError, match="itself an undo"):
+        cur.undo(undo_second.id)
+    with pytest.raises(CurationError, match="no entry 'nope'"):
+        cur.undo("nope")
+    assert cur.undo().undoes == first.id
+    with pytest.raises(CurationError, match="nothing to undo"):
+        cur.undo()
+
+
+def test_undo_refuses_when_a_saved_copy_is_missing(vault: Path, data: Path) -> None:
+    cur = curator(vault, data)
+    entry = cur.apply(cur.plan_pin("Keep.md"))
+    before = entry.changes[0].before
+    assert before is not None
+    (data / "audit" / "blobs" / before).unlink()
+    pinned = file_tree(vault)
+    with pytest.raises(CurationError, match="missing"):
+        cur.undo()
+    assert file_tree(vault) == pinned
+
+
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [
+        ("../outside.md", "'..'"),
+        ("/etc/passwd.md", "absolute"),
+        ("notes/../Keep.md", "'..'"),
+        ("./Keep.md", "plain"),
+        ("", "empty"),
+        (".obsidian/app.json", "hidden"),
+        (".trash/Drop.md", "hidden"),
+        ("attachments/pic.png", "not a note"),
+        ("Missing.md", "no such note"),
+        ("linked/Secret.md", "outside the vault"),
+        ("Alias.md", "symbolic link"),
+    ],
+)
+def test_unsafe_or_unusable_paths_are_refused(vault: Path, data: Path, tmp_path: Path, path: str, words: str) -> None:
+    outside = tmp_path / "outside"
+    write(outside, "Secret.md", "secret\n")
+    os.symlink(outside, vault / "linked")
+    os.symlink(vault / "Keep.md", vault / "Alias.md")
+    original = file_tree(vault)
+    cur = curator(vault, data)
+    with pytest.raises(CurationError) as caught:
+        cur.plan_pin(path)
+    assert words in str(caught.value)
+    assert isinstance(caught.value, CompanionError)
+    assert file_tree(vault) == original
+    assert (outside / "Secret.md").read_text(encoding="utf-8") == "secret\n"
+
+
+def test_a_hand_made_plan_cannot_write_outside_the_vault(vault: Path, data: Path, tmp_path: Path) -> None:
+    from companion.curation import PlannedWrite
+
+    cur = curator(vault, data)
+    for path in ("../escape.md", "/tmp/escape.md"):
+        with pytest.raises(CurationError):
+            cur.apply(Plan("pin", "evil", False, (PlannedWrite(path, None, b"x"),)))
+    assert not (tmp_path / "escape.md").exists()
+    assert not data.exists()
+
+
+def test_a_broken_note_is_refused_without_writing(vault: Path, data: Path) -> None:
+    write(vault, "Broken.md", "---\ntitle: [unclosed\n---\nbody\n")
+    write(vault, "Latin1.md", b"caf\xe9\n")
+    cur = curator(vault, data)
+    with pytest.raises(CurationError, match=re.escape("Broken.md: the frontmatter does not parse")):
+        cur.plan_pin("Broken.md")
+    with pytest.raises(CurationError, match=re.escape("Latin1.md: is not valid UTF-8")):
+        cur.plan_pin("Latin1.md")
+
+
+# -- the Obsidian URI
+# -----------------------------------------------------------------------------------------------------------------
+
+
+def test_obsidian_uri(vault: Path) -> None:
+    assert obsidian_uri(vault, "notes/Other.md") == "obsidian://open?vault=My%20Vault&file=notes%2FOther"
+    assert obsidian_uri(vault, "Q&A #1.md") == "obsidian://open?vault=My%20Vault&file=Q%26A%20%231"
+    assert obsidian_uri(vault, "Über.md") == "obsidian://open?vault=My%20Vault&file=%C3%9Cber"
