@@ -10,25 +10,35 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import ClassVar
 
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
+from companion.audit import AuditLog
 from companion.cli.workspace import Workspace
 from companion.config import CompanionConfig, save_config
-from companion.errors import CompanionError, IndexLockedError, NoteError
+from companion.curation import Curator, Plan, obsidian_uri
+from companion.errors import CompanionError, CurationError, IndexLockedError, NoteError
+from companion.explain import explain_lines
 from companion.graph import VaultGraph
+from companion.notes import Note
+from companion.opener import open_uri
 from companion.recall import Recall
 from companion.recalled import RecalledContext
 from companion.retention import RetentionPolicy
 from indexer.graphs import manifest_graph
 from indexer.lock import WriterLock
 from indexer.sync import Indexer, IndexReport
+from widgets.ask import AskDialog
+from widgets.confirm import ConfirmDialog
+from widgets.explain import ExplainDialog
 from widgets.hot_pane import HotPane
 from widgets.link_graph import LinkGraph, Neighbourhood
 from widgets.note_view import NoteView
@@ -49,12 +59,37 @@ class CompanionApp(App[int]):
     AUTO_FOCUS = "#hot"  # keys work at once; `/` goes to the search box
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_search", "search"),
-        Binding("h", "focus_pane('hot')", "hot"),
-        Binding("w", "focus_pane('warm')", "warm"),
-        Binding("p", "focus_pane('knobs')", "policy"),
-        Binding("g", "focus_pane('graph')", "graph"),
+        Binding("h", "focus_pane('hot')", "hot", show=False),
+        Binding("w", "focus_pane('warm')", "warm", show=False),
+        Binding("p", "focus_pane('knobs')", "policy", show=False),
+        Binding("g", "focus_pane('graph')", "graph", show=False),
+        Binding("e", "explain", "explain"),
+        Binding("asterisk", "pin", "pin"),
+        Binding("t", "retag", "tags"),
+        Binding("y", "retype", "type"),
+        Binding("m", "merge", "merge"),
+        Binding("a", "archive", "archive"),
+        Binding("d", "delete", "delete"),
+        Binding("o", "open_in_obsidian", "Obsidian"),
+        Binding("u", "undo", "undo"),
         Binding("ctrl+s", "save_policy", "save policy"),
     ]
+
+    # (title, help, action) for Textual's command palette (ctrl+p); every curation is reachable there too.
+    PALETTE: ClassVar[tuple[tuple[str, str, str], ...]] = (
+        ("Pin or unpin the note", "pinned notes keep their full score whatever their age (*)", "pin"),
+        ("Set the note's tags", "replace the tags property (t)", "retag"),
+        ("Set the note's type", "fact, preference, decision, conversation... (y)", "retype"),
+        ("Merge the note into another", "append its text, rewrite links to it, trash it (m)", "merge"),
+        ("Archive the note", "move it to the archive folder, out of recall (a)", "archive"),
+        ("Delete the note", "to Obsidian's .trash/ unless the vault says otherwise (d)", "delete"),
+        ("Undo the last curation", "restore the files exactly as they were (u)", "undo"),
+        ("Open the note in Obsidian", "through an obsidian:// link (o)", "open_in_obsidian"),
+        ("Explain the score", "every part of the highlighted item's score (e)", "explain"),
+        ("Save the policy", "write the knobs to .companion/companion.yaml (ctrl+s)", "save_policy"),
+        ("Sort the warm pane by the next column", "s in the warm pane; S reverses", "sort_warm"),
+        ("Search", "focus the search box (/)", "focus_search"),
+    )
 
     def __init__(self, workspace: Workspace, *, as_of: dt.datetime | None = None, read_only: bool = False) -> None:
         super().__init__()
@@ -75,6 +110,12 @@ class CompanionApp(App[int]):
         self._first_shown = threading.Event()
         self._stop = threading.Event()  # ends the indexer worker when the app closes
         self._graph_cache: tuple[object, VaultGraph] | None = None
+        self._curator: Curator | None = None
+        self._shown_note: Note | None = None
+        self.opener: Callable[[str], bool] = open_uri
+        self.curations = 0
+        """How many curations and undos the app has applied (for tests)."""
+        """Opens an `obsidian://` link; tests replace it."""
         self.index_idle = False
         """The in-app indexer has caught up and waits for file events (or the app only follows another writer)."""
         self.indexed_batches = 0
@@ -237,6 +278,7 @@ class CompanionApp(App[int]):
             self.call_from_thread(view.show_problem, exc.path, exc.reason)
             return
         self.call_from_thread(view.show, note)
+        self._shown_note = note
         with self._index_lock:
             graph = self._graph()
         hood = Neighbourhood(
@@ -352,3 +394,204 @@ class CompanionApp(App[int]):
             return
         self.workspace.config = config
         self.call_from_thread(self.notify, f"saved to {path}", title="policy saved")
+
+    def action_sort_warm(self) -> None:
+        """Sort the warm pane by its next column."""
+        self.query_one(WarmPane).action_sort_next()
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """Textual's own commands, then every action of the app (ctrl+p)."""
+        yield from super().get_system_commands(screen)
+        for title, help_text, action in self.PALETTE:
+            yield SystemCommand(title, help_text, getattr(self, f"action_{action}"))
+
+    # -- explain --------------------------------------------------------------------------------
+
+    def action_explain(self) -> None:
+        """Show why the highlighted item has its score (or why a session is hot)."""
+        path = self._shown_path
+        if path is None or self.context is None:
+            self.notify("highlight a session or a note first", severity="warning")
+            return
+        self.push_screen(ExplainDialog(path, explain_lines(self.context, path, self.policy)))
+
+    # -- curation -------------------------------------------------------------------------------
+
+    def _curation_target(self, action: str) -> str | None:
+        """The note a curation acts on (the one shown), or None after saying why nothing happens."""
+        if self.read_only:
+            self.notify(f"read-only mode: nothing was changed ({action} refused)", severity="warning")
+            return None
+        if self._shown_path is None:
+            self.notify("highlight a note first", severity="warning")
+        return self._shown_path
+
+    def curator(self) -> Curator:
+        """The curator of this vault, recording to the audit log as the app (or as the config names it)."""
+        if self._curator is None:
+            settings = self.workspace.config.curation
+            self._curator = Curator(
+                self.workspace.root,
+                AuditLog(self.workspace.data_dir),
+                source=settings.source or "app",
+                read_only=self.read_only,
+                archive_folder=settings.archive_folder,
+            )
+        return self._curator
+
+    def action_pin(self) -> None:
+        """Pin the note, or unpin it if it is pinned."""
+        if (path := self._curation_target("pin")) is not None:
+            self._plan(
+                lambda c: c.plan_pin(path, self.workspace.vault.read_note(path).frontmatter.get("pinned") is not True)
+            )
+
+    def action_retag(self) -> None:
+        """Ask for the note's tags, then set them."""
+        if (path := self._curation_target("tags")) is None:
+            return
+        current = " ".join(self._shown_list("tags"))
+
+        def answered(text: str | None) -> None:
+            if text is not None:
+                tags = [t for t in text.replace(",", " ").split() if t]
+                self._plan(lambda c: c.plan_tags(path, tags))
+
+        self.push_screen(
+            AskDialog(f"Tags of {path}", current, "space- or comma-separated, without #; empty removes them"),
+            answered,
+        )
+
+    def action_retype(self) -> None:
+        """Ask for the note's type, then set it."""
+        if (path := self._curation_target("type")) is None:
+            return
+        value = self._shown_note.frontmatter.get("type") if self._shown_note is not None else None
+        current = value if isinstance(value, str) else ""
+
+        def answered(text: str | None) -> None:
+            if text is not None:
+                self._plan(lambda c: c.plan_type(path, text))
+
+        known = ("fact", "preference", "decision", "task", "entity", "experience", "belief", "reflection", "summary")
+        self.push_screen(AskDialog(f"Type of {path}", current, "one word, e.g. " + ", ".join(known), known), answered)
+
+    def action_merge(self) -> None:
+        """Ask which note this one duplicates, then merge it into that one (after a confirmation)."""
+        if (path := self._curation_target("merge")) is None:
+            return
+
+        def answered(text: str | None) -> None:
+            if text:
+                keep = text.strip() if text.strip().endswith(".md") else f"{text.strip()}.md"
+                self._plan(lambda c: c.plan_merge(keep, path))
+
+        self._ask_merge(path, answered)
+
+    @work(thread=True, group="curate", exit_on_error=False)
+    def _ask_merge(self, path: str, answered: Callable[[str | None], None]) -> None:
+        with self._index_lock:
+            paths = [r.path for r in self.workspace.manifest.notes() if r.path != path]
+        dialog = AskDialog(f"Merge {path} into which note?", "", "a vault path; its text is appended there", paths)
+        self.call_from_thread(self.push_screen, dialog, answered)
+
+    def action_archive(self) -> None:
+        """Move the note to the archive folder (after a confirmation)."""
+        if (path := self._curation_target("archive")) is not None:
+            self._plan(lambda c: c.plan_archive(path))
+
+    def action_delete(self) -> None:
+        """Delete the note to the vault's trash (after a confirmation)."""
+        if (path := self._curation_target("delete")) is not None:
+            self._plan(lambda c: c.plan_delete(path))
+
+    def action_undo(self) -> None:
+        """Undo the last curation, restoring every file it touched exactly."""
+        if not self.read_only or self._curation_target("undo") is not None:
+            self._undo()
+
+    def action_open_in_obsidian(self) -> None:
+        """Open the note in Obsidian (an `obsidian://open` link); without a launcher, copy the link."""
+        if self._shown_path is None:
+            self.notify("highlight a note first", severity="warning")
+            return
+        self._open(obsidian_uri(self.workspace.root, self._shown_path))
+
+    @work(thread=True, group="open", exit_on_error=False)
+    def _open(self, uri: str) -> None:
+        if self.opener(uri):
+            self.call_from_thread(self.notify, uri, title="opened in Obsidian")
+        else:
+            self.call_from_thread(self.copy_to_clipboard, uri)
+            self.call_from_thread(self.notify, uri, title="no launcher found: the link was copied")
+
+    @work(thread=True, group="curate", exit_on_error=False)
+    def _plan(self, make: Callable[[Curator], Plan]) -> None:
+        """Plan in a thread (it reads files), then confirm if destructive, then apply."""
+        try:
+            plan = make(self.curator())
+        except CompanionError as exc:
+            self.call_from_thread(self._failed, exc)
+            return
+        if not plan.writes:
+            self.call_from_thread(self.notify, plan.summary, title="nothing to change")
+        elif plan.destructive:
+            details = [f"{'write ' if w.content is not None else 'remove'} {w.path}" for w in plan.writes]
+            details.append("Undo (u) restores every file exactly.")
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self._apply(plan)
+
+            self.call_from_thread(self.push_screen, ConfirmDialog(plan.summary + "?", details), answered)
+        else:
+            self._apply_now(plan)
+
+    @work(thread=True, group="curate", exit_on_error=False)
+    def _apply(self, plan: Plan) -> None:
+        self._apply_now(plan)
+
+    def _apply_now(self, plan: Plan) -> None:
+        try:
+            self.curator().apply(plan)
+        except CompanionError as exc:
+            self.call_from_thread(self._failed, exc)
+            return
+        written = [w.path for w in plan.writes if w.content is not None]
+        self.call_from_thread(self._curated, plan.summary, written, [w.path for w in plan.writes if w.content is None])
+
+    @work(thread=True, group="curate", exit_on_error=False)
+    def _undo(self) -> None:
+        try:
+            entry = self.curator().undo()
+        except CompanionError as exc:
+            self.call_from_thread(self._failed, exc)
+            return
+        restored = [c.path for c in entry.changes if c.after is not None]
+        self.call_from_thread(
+            self._curated, entry.summary, restored, [c.path for c in entry.changes if c.after is None]
+        )
+
+    def _curated(self, summary: str, written: list[str], removed: list[str]) -> None:
+        self.curations += 1
+        self.notify(summary, title="done (u undoes)")
+        # The watcher re-indexes the files within a second; until then show the note as it is on disk now.
+        shown = self._shown_path
+        if shown in written:
+            self.open_note(shown)
+        elif shown in removed:
+            self._shown_path = self._shown_note = None
+            self.query_one(NoteView).show_message(str(shown), summary)
+        self.refresh_recall()
+
+    def _failed(self, exc: CompanionError) -> None:
+        title = "nothing was changed"
+        if isinstance(exc, CurationError | NoteError):
+            title = "curation refused: nothing was changed"
+        self.notify(str(exc), title=title, severity="error", timeout=10)
+
+    def _shown_list(self, key: str) -> list[str]:
+        """A list property of the note on screen (as read from its file when shown)."""
+        value = self._shown_note.frontmatter.get(key) if self._shown_note is not None else None
+        items = value if isinstance(value, list) else [value] if isinstance(value, str) else []
+        return [str(v).lstrip("#") for v in items if v]

@@ -28,6 +28,11 @@ class NoteView(VerticalScroll):
         self.query_one(Markdown).update(render_note(note))
         self.scroll_home(animate=False)
 
+    def show_message(self, path: str, text: str) -> None:
+        """Say what became of a note that is no longer there (moved, deleted)."""
+        self.border_title = path
+        self.query_one(Markdown).update(f"*{text}*")
+
     def show_problem(self, path: str, reason: str) -> None:
         """Say that a note could not be read."""
         self.border_title = path

@@ -9,12 +9,15 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from companion.app import CompanionApp
 from companion.cli.workspace import Workspace
 from companion.config import load_config
 from tests.conftest import file_tree, workspace
 from tests.indexer.test_recall import NOW, conversation_path, write_vault
+from widgets.confirm import ConfirmDialog
+from widgets.explain import ExplainDialog
 from widgets.hot_pane import HotPane
 from widgets.link_graph import LinkGraph
 from widgets.policy_knobs import PolicyKnobs
@@ -217,3 +220,180 @@ def test_beside_a_running_indexer_the_app_attaches_then_takes_over(ws: Workspace
         run(app, steps)
     finally:
         other.release()
+
+
+async def show(pilot: Pilot[Any], query: str, path: str) -> None:
+    """Search, and check the first result is `path`, now shown in the note view."""
+    app = pilot.app
+    assert isinstance(app, CompanionApp)
+    search = app.query_one("#search", Input)
+    search.value = ""
+    await pilot.press("slash", *query, "enter")
+    await settle(pilot)
+    assert app.query_one(WarmPane).get_row_at(0)[8] == path
+    assert app.query_one("#note").border_title == path
+
+
+async def curate(pilot: Pilot[Any], *keys: str) -> None:
+    """Press keys that end in a curation (or an undo) and wait until it is applied."""
+    app = pilot.app
+    assert isinstance(app, CompanionApp)
+    done = app.curations
+    await pilot.press(*keys)
+    await until(pilot, lambda: app.curations > done, f"the curation after {keys}")
+    await settle(pilot)
+
+
+CHALET = "Memory/Chalet Les Praz.md"
+
+# (keys after the note is shown, what the vault holds afterwards)
+CURATIONS: list[tuple[tuple[str, ...], Any]] = [
+    (("asterisk",), lambda tree: b"pinned: true" in tree[CHALET]),
+    (("t", "ctrl+u", *"ski", "space", *"alps", "enter"), lambda tree: b"  - ski\n  - alps" in tree[CHALET]),
+    (("y", "ctrl+u", *"fact", "enter"), lambda tree: b"type: fact" in tree[CHALET]),
+    (("a", "y"), lambda tree: CHALET not in tree and f"archive/{CHALET}" in tree),
+    (("d", "y"), lambda tree: CHALET not in tree and ".trash/Chalet Les Praz.md" in tree),
+    (
+        ("m", *"Projects/Kitchen.md", "enter", "y"),
+        lambda tree: CHALET not in tree and b"## Merged from Chalet Les Praz" in tree["Projects/Kitchen.md"],
+    ),
+]
+
+
+@pytest.mark.parametrize("keys, effect", CURATIONS, ids=["pin", "tags", "type", "archive", "delete", "merge"])
+def test_each_curation_is_applied_then_undone_byte_for_byte(ws: Workspace, keys: tuple[str, ...], effect: Any) -> None:
+    app = CompanionApp(ws, as_of=NOW)
+    before = file_tree(ws.root)
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await show(pilot, "chalet host Favre", CHALET)
+        await curate(pilot, *keys)
+        assert effect(file_tree(ws.root))
+        await curate(pilot, "u")
+        assert file_tree(ws.root) == before
+
+    run(app, steps)
+    log = (ws.data_dir / "audit" / "log.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(log) == 2 and '"source":"app"' in log[0] and '"action":"undo"' in log[1]
+
+
+def test_a_destructive_curation_waits_for_yes_and_no_changes_nothing(ws: Workspace) -> None:
+    app = CompanionApp(ws, as_of=NOW)
+    before = file_tree(ws.root)
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await show(pilot, "chalet host Favre", CHALET)
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the confirmation")
+        assert file_tree(ws.root) == before  # nothing before the answer
+        await pilot.press("n")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmDialog)
+        assert file_tree(ws.root) == before and app.curations == 0
+
+    run(app, steps)
+
+
+def test_read_only_refuses_every_curation_and_writes_nothing(ws: Workspace) -> None:
+    ws.indexer().sync()  # read-only mode never indexes: give it an index to search
+    app = CompanionApp(ws, as_of=NOW, read_only=True)
+    vault_before, data_before = file_tree(ws.root), stored(ws.data_dir)
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await show(pilot, "chalet host Favre", CHALET)
+        for key in ("asterisk", "t", "y", "m", "a", "d", "u"):
+            await pilot.press(key)
+            await settle(pilot)
+            assert app.screen is app.screen_stack[0]  # no dialog opened
+        assert app.curations == 0
+
+    run(app, steps)
+    assert file_tree(ws.root) == vault_before
+    assert stored(ws.data_dir) == data_before
+    assert not (ws.data_dir / "audit").exists()
+
+
+def stored(data_dir: Path) -> dict[str, bytes]:
+    """The data dir's files, without SQLite's shared-memory index (readers rewrite it; it holds no data)."""
+    return {path: data for path, data in file_tree(data_dir).items() if not path.endswith("-shm")}
+
+
+def test_a_note_changed_after_the_confirmation_opened_is_not_overwritten(ws: Workspace) -> None:
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await show(pilot, "chalet host Favre", CHALET)
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the confirmation")
+        (ws.root / CHALET).write_text("edited in Obsidian meanwhile\n", encoding="utf-8")
+        await pilot.press("y")
+        await settle(pilot)
+        assert (ws.root / CHALET).read_text(encoding="utf-8") == "edited in Obsidian meanwhile\n"
+        assert not (ws.root / "archive").exists()
+        assert app.curations == 0
+
+    run(app, steps)
+
+
+def test_explain_sort_open_and_the_command_palette(ws: Workspace) -> None:
+    app = CompanionApp(ws, as_of=NOW)
+    opened: list[str] = []
+    app.opener = lambda uri: opened.append(uri) is None
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await show(pilot, "chalet host Favre", CHALET)
+        await pilot.press("e")
+        await settle(pilot)
+        assert isinstance(app.screen, ExplainDialog)
+        text = "\n".join(app.screen.lines)
+        assert "relevance" in text and "decay" in text and "final" in text
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("o")
+        await settle(pilot)
+        assert opened == ["obsidian://open?vault=vault&file=Memory%2FChalet%20Les%20Praz"]
+        warm = app.query_one(WarmPane)
+        warm.focus()
+        await pilot.press("s", "s")  # final, then sim
+        assert warm.sort_column == "sim"
+        sims = [float(warm.get_row_at(i)[1]) for i in range(warm.row_count) if warm.get_row_at(i)[1]]
+        assert sims == sorted(sims, reverse=True)
+        await pilot.press("S")
+        sims = [float(warm.get_row_at(i)[1]) for i in range(warm.row_count) if warm.get_row_at(i)[1]]
+        assert sims == sorted(sims)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert {"Pin or unpin the note", "Merge the note into another", "Undo the last curation"} <= set(titles)
+
+    run(app, steps)
+
+
+def test_graph_snapshot(ws: Workspace, snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await show(pilot, "chalet host Favre", CHALET)
+        await pilot.press("g")
+        await settle(pilot)
+
+    assert snap_compare(CompanionApp(ws, as_of=NOW), terminal_size=(140, 42), run_before=before)
+
+
+def test_curation_confirmation_snapshot(ws: Workspace, snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await show(pilot, "chalet host Favre", CHALET)
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), "the confirmation")
+        await pilot.pause(0.1)
+
+    assert snap_compare(CompanionApp(ws, as_of=NOW), terminal_size=(140, 42), run_before=before)
+
+
+def test_error_notification_snapshot(ws: Workspace, snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await show(pilot, "chalet host Favre", CHALET)
+        await pilot.press("m", *"Memory/Nowhere", "enter")
+        await until(pilot, lambda: len(pilot.app._notifications) > 0, "the error")
+        await settle(pilot)
+
+    assert snap_compare(CompanionApp(ws, as_of=NOW), terminal_size=(140, 42), run_before=before)
