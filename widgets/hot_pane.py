@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from textual.message import Message
-from textual.widgets import DataTable
 
 from companion.sessions import SessionSummary
+from widgets.keyed_table import KeyedTable, marked
 
 
-class HotPane(DataTable[str]):
+class HotPane(KeyedTable):
     """A table of hot sessions; posts `HotPane.SessionSelected` as the cursor moves."""
 
     DEFAULT_CSS = """
@@ -29,16 +29,17 @@ class HotPane(DataTable[str]):
         self.add_columns("when", "who", "said", "")
 
     def show(self, sessions: tuple[SessionSummary, ...], arrived: frozenset[str]) -> None:
-        """Replace the rows; sessions in `arrived` just came into hot after a policy change."""
-        self.clear()
+        """Replace the rows (the cursor stays on its session); sessions in `arrived` just came into hot."""
+        key = self.start_refill()
         for s in sessions:
             who = f"{s.user_id}/{s.chat_id}" if s.chat_id else s.user_id
             said = " ".join(s.user_msg.split())[:60]
-            self.add_row(f"{s.date[:10]} {s.time[:5]}", who, said, "new" if s.path in arrived else "", key=s.path)
+            self.add_row(
+                f"{s.date[:10]} {s.time[:5]}", who, said, marked("new") if s.path in arrived else "", key=s.path
+            )
         self.border_title = f"Hot ({len(sessions)})"
+        self.end_refill(key)
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        """Report the highlighted session upwards."""
-        event.stop()
-        if event.row_key.value is not None:
-            self.post_message(self.SessionSelected(event.row_key.value))
+    def selected(self, path: str) -> Message:
+        """`HotPane.SessionSelected`."""
+        return self.SessionSelected(path)

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 
 from companion.recalled import RecallItem
 from companion.sessions import SessionSummary
+from widgets.keyed_table import KeyedTable, marked
 
 COLUMNS = ("final", "sim", "bm25", "decay", "accessed", "n", "type", "tier", "note")
 NUMERIC = frozenset({"final", "sim", "bm25", "decay", "n"})
 
 
-class WarmPane(DataTable[str]):
+class WarmPane(KeyedTable):
     """Scored recall results with every part of their score; posts `WarmPane.NoteSelected`.
 
     Sortable: `s` moves the sort to the next column, `S` reverses it, and a click on a header sorts by it (a second
@@ -39,6 +41,8 @@ class WarmPane(DataTable[str]):
             """Vault-relative path of the note."""
             super().__init__()
 
+    showing = ""
+    """What the rows answer (a query, or the pushed-out list): a new question puts the cursor back on top."""
     sort_column: str | None = None
     """The column the rows are sorted by (None: recall's own order, best first)."""
     sort_descending = True
@@ -75,7 +79,8 @@ class WarmPane(DataTable[str]):
         column = self.sort_column or "final"
         numeric = column in NUMERIC
 
-        def key(value: str) -> tuple[int, float | str]:
+        def key(cell: str | Text) -> tuple[int, float | str]:
+            value = str(cell)
             if numeric:
                 try:
                     return (1, float(value))
@@ -91,8 +96,8 @@ class WarmPane(DataTable[str]):
             self.border_subtitle = f"sorted by {column} {'↓' if self.sort_descending else '↑'}"
 
     def show_results(self, items: tuple[RecallItem, ...], query: str) -> None:
-        """Rows for a query's results, best first."""
-        self.clear()
+        """Rows for a query's results, best first (the cursor stays on its note while the query is the same)."""
+        key = self._refill(f"query {query}")
         for item in items:
             e = item.explanation
             last = e.access.last_accessed_at if e is not None else None
@@ -111,22 +116,36 @@ class WarmPane(DataTable[str]):
         self.border_title = f"Warm: {query!r} ({len(items)})"
         if self.sort_column is not None:
             self._apply_sort()
+        self.end_refill(key)
 
     def show_pushed_out(self, sessions: tuple[SessionSummary, ...], moved: frozenset[str]) -> None:
         """With no query: the sessions the policy's limit pushed out of hot (those that just moved are marked)."""
-        self.clear()
+        key = self._refill("pushed out")
         for s in sessions:
             said = " ".join(s.user_msg.split())[:60]
             label = f"{s.date[:10]} {s.time[:5]} {s.session_key}: {said}"
             self.add_row(
-                "-", "", "", "", "", "", "session", "moved" if s.path in moved else "pushed out", label, key=s.path
+                "-",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "session",
+                marked("moved") if s.path in moved else "pushed out",
+                label,
+                key=s.path,
             )
         self.border_title = f"Warm: pushed out of hot ({len(sessions)})"
         if self.sort_column is not None:
             self._apply_sort()
+        self.end_refill(key)
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        """Report the highlighted note upwards."""
-        event.stop()
-        if event.row_key.value is not None:
-            self.post_message(self.NoteSelected(event.row_key.value))
+    def _refill(self, showing: str) -> str | None:
+        key = self.start_refill()
+        same, self.showing = showing == self.showing, showing
+        return key if same else None
+
+    def selected(self, path: str) -> Message:
+        """`WarmPane.NoteSelected`."""
+        return self.NoteSelected(path)

@@ -77,7 +77,7 @@ def test_lowering_hot_limit_moves_sessions_to_warm(ws: Workspace) -> None:
         assert app.query_one(HotPane).row_count == 3
         warm = app.query_one(WarmPane)
         assert warm.row_count == 2
-        tiers = [warm.get_row_at(i)[7] for i in range(warm.row_count)]
+        tiers = [str(warm.get_row_at(i)[7]) for i in range(warm.row_count)]
         assert "moved" in tiers and set(tiers) <= {"moved", "pushed out"}  # marked against the last change
         await pilot.press("plus", "plus")
         await settle(pilot)
@@ -356,10 +356,10 @@ def test_explain_sort_open_and_the_command_palette(ws: Workspace) -> None:
         warm.focus()
         await pilot.press("s", "s")  # final, then sim
         assert warm.sort_column == "sim"
-        sims = [float(warm.get_row_at(i)[1]) for i in range(warm.row_count) if warm.get_row_at(i)[1]]
+        sims = [float(str(warm.get_row_at(i)[1])) for i in range(warm.row_count) if warm.get_row_at(i)[1]]
         assert sims == sorted(sims, reverse=True)
         await pilot.press("S")
-        sims = [float(warm.get_row_at(i)[1]) for i in range(warm.row_count) if warm.get_row_at(i)[1]]
+        sims = [float(str(warm.get_row_at(i)[1])) for i in range(warm.row_count) if warm.get_row_at(i)[1]]
         assert sims == sorted(sims)
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert {"Pin or unpin the note", "Merge the note into another", "Undo the last curation"} <= set(titles)
