@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test check lint typecheck format bench clean
+.PHONY: install run test check lint typecheck format bench screenshot clean
 
 install: $(STAMP)
 
@@ -34,6 +34,9 @@ typecheck:
 	$(BIN)/mypy
 
 check: install lint typecheck test
+
+screenshot: install
+	$(BIN)/python docs/make_screenshot.py
 
 format:
 	$(BIN)/ruff format companion indexer widgets tests

@@ -48,6 +48,7 @@ from widgets.warm_pane import WarmPane
 
 RETRY_S = 5.0  # after a failed index write, before the next catch-up
 FOLLOW_S = 1.0  # how often an attached app looks for another process's writes
+APP_WRITE_BATCH = 128  # vectors per Chroma write: each holds the GIL, so the event loop waits ~40 ms at most
 WATCH_DEBOUNCE_MS = 800  # quiet period that turns an editor's save (temp file, rename) into one batch
 
 
@@ -95,6 +96,7 @@ class CompanionApp(App[int]):
         super().__init__()
         self.workspace = workspace
         """The vault, its config and its index."""
+        workspace.store_write_batch = APP_WRITE_BATCH
         self.as_of = as_of
         """The moment the app shows (None: now); tests and replays fix it."""
         self.read_only = read_only

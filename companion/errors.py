@@ -53,3 +53,9 @@ class IndexLockedError(StoreError):
 
 class CurationError(CompanionError):
     """A curation (pin, retag, archive, delete, merge, undo) was refused or failed; the message says what to do."""
+
+
+class NotConfirmedError(CurationError):
+    """A curation that moves or removes notes was not confirmed (no terminal to ask on and no `--yes`)."""
+
+    exit_code = 2

@@ -13,6 +13,7 @@ import json
 import random
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -29,7 +30,7 @@ from companion.cli.workspace import Workspace, open_workspace
 from companion.embeddings import Embedder
 from companion.hashembed import HashEmbedder
 
-MEASURES = ("cold", "restart", "save", "recall", "batch", "tui")
+MEASURES = ("cold", "restart", "save", "recall", "batch", "tui", "tui-indexing")
 
 SYNTH_NOW = datetime(2026, 6, 1, 12, 0)
 """The `now` synthetic vaults are written for, and the moment recall is asked at."""
@@ -58,6 +59,9 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--batch-notes", type=int, default=300, help="notes for the batch run (real model)")
     p.add_argument("--batch-queries", type=int, default=2000, help="questions in the batch run")
+    p.add_argument(
+        "--incoming-notes", type=int, default=1000, help="notes written into the vault while the app runs (real model)"
+    )
     p.add_argument("--dir", help="work folder (default: a temporary folder, removed afterwards)")
     p.set_defaults(run=run)
 
@@ -86,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
             results["batch"] = batch(work / "batch", args.batch_notes, args.batch_queries)
         if "tui" in only:
             results["tui"] = tui(work / "recall", args.recall_notes, args.embedder)
+        if "tui-indexing" in only:
+            results["tui_while_indexing"] = tui_while_indexing(work / "tui-indexing", args.incoming_notes)
     results["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     print_json(results)
     return 0
@@ -425,4 +431,87 @@ def tui(root: Path, notes: int, embedder_name: str, changes: int = 20) -> dict[s
         "knob_change_p95_ms": round(_percentile(knob, 95) * 1000, 2),
         "hot_sessions": len(app.context.sessions) if app.context else 0,
         "targets": {"first_screen_s": 1.0, "knob_change_ms": 100},
+    }
+
+
+def tui_while_indexing(root: Path, incoming: int, base: int = 200) -> dict[str, Any]:
+    """The app, headless, while its own indexer embeds `incoming` new notes with the real model: how late the event
+    loop runs, how long a knob press takes to refill both panes, and how long a search takes to show results."""
+    import asyncio
+
+    from companion.app import CompanionApp
+    from companion.synth import write_synthetic_vault
+    from widgets.policy_knobs import PolicyKnobs
+
+    _vault(root, base)
+    shutil.rmtree(root / "vault" / "incoming", ignore_errors=True)  # a previous run's, with --dir
+    ws = _workspace(root)
+    ws.indexer().sync()
+    _notes_before, chunks_before = ws.manifest.counts()
+    if not (root / "incoming").exists():
+        write_synthetic_vault(root / "incoming", incoming, seed=2, now=SYNTH_NOW)
+    questions = [
+        "what did we decide about the garden",
+        "how much was the ski trip budget",
+        "which backup tool do we use",
+        "when is the dentist appointment",
+        "what did alice say about the kitchen",
+    ]
+    app = CompanionApp(ws, as_of=SYNTH_NOW)
+    lag: list[float] = []
+    knob: list[float] = []
+    search: list[float] = []
+    took: list[float] = []
+
+    async def drive() -> None:
+        async with app.run_test(size=(140, 42)) as pilot:
+            while app.busy:
+                await pilot.pause(0.01)
+            batches = app.indexed_batches
+            # The notes arrive as an agent writing into the vault would, as one folder of files.
+            shutil.copytree(root / "incoming", root / "vault" / "incoming")
+            started = time.perf_counter()
+            knobs = app.query_one(PolicyKnobs)
+            i = 0
+            while app.indexed_batches == batches or not app.index_idle:
+                tick = time.perf_counter()
+                await asyncio.sleep(0.05)
+                lag.append(time.perf_counter() - tick - 0.05)  # how late the loop woke: what a key press waits
+                i += 1
+                if i % 4 == 0:
+                    seen, began = app.refreshes, time.perf_counter()
+                    if i % 20 == 0:
+                        app.query_text = f"{questions[(i // 20) % len(questions)]} ({i})"  # never a cached vector
+                        app.refresh_recall()
+                    else:
+                        knobs.action_step(-1 if (i // 4) % 2 else 1)
+                    while app.refreshes == seen:
+                        await asyncio.sleep(0.001)
+                    (search if i % 20 == 0 else knob).append(app.refreshed_at - began)
+                if time.perf_counter() - started > 600:
+                    break
+            took.append(time.perf_counter() - started)
+
+    asyncio.run(drive())
+    notes, chunks = ws.manifest.counts()
+    ws.close()
+    return {
+        "base_notes": base,
+        "incoming_notes": incoming,
+        "notes_after": notes,
+        "chunks_embedded": chunks - chunks_before,
+        "indexing_s": round(took[0], 1),
+        "chunks_per_s": round((chunks - chunks_before) / took[0], 1),
+        "loop_lag_over_100ms": sum(1 for value in lag if value > 0.1),
+        "loop_samples": len(lag),
+        "loop_lag_p50_ms": round(statistics.median(lag) * 1000, 1),
+        "loop_lag_p95_ms": round(_percentile(lag, 95) * 1000, 1),
+        "loop_lag_max_ms": round(max(lag) * 1000, 1),
+        "knob_change_p50_ms": round(statistics.median(knob) * 1000, 1) if knob else None,
+        "knob_change_p95_ms": round(_percentile(knob, 95) * 1000, 1) if knob else None,
+        "knob_changes": len(knob),
+        "search_p50_ms": round(statistics.median(search) * 1000, 1) if search else None,
+        "search_max_ms": round(max(search) * 1000, 1) if search else None,
+        "searches": len(search),
+        "targets": {"knob_change_ms": 100},
     }

@@ -38,6 +38,8 @@ class Workspace:
     data_dir: Path
     chroma_url: str | None
     embedder_override: Embedder | None = None
+    store_write_batch: int | None = None
+    """Vectors per store write, when a caller needs short ones (the app: see `VectorStore.write_batch`)."""
     _vault: ObsidianVault | None = field(default=None, repr=False)
     _manifest: Manifest | None = field(default=None, repr=False)
     _embedder: Embedder | None = field(default=None, repr=False)
@@ -99,6 +101,8 @@ class Workspace:
                 namespace=str(self.root),
                 rebuild=rebuild,
             )
+            if self.store_write_batch:
+                self._store.write_batch = self.store_write_batch
         return self._store
 
     @property
@@ -194,13 +198,16 @@ class Workspace:
         self._searcher = None
 
 
-def add_vault_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options every vault command takes."""
+def add_vault_arguments(parser: argparse.ArgumentParser, *, store: bool = True) -> None:
+    """The options every vault command takes; without `store`, no `--chroma-url` (for commands that never open the
+    index, so their help does not offer an option they ignore)."""
     parser.add_argument("--vault", help="the vault folder (else AGENT_VAULT_PATH, Obsidian, ~/.agent_vault)")
     parser.add_argument(
         "--data-dir",
         help="root of the companion's data (else COMPANION_DATA_DIR, else the platform data dir)",
     )
+    if not store:
+        return
     parser.add_argument(
         "--chroma-url",
         help="use a Chroma server (e.g. http://127.0.0.1:8000) instead of the embedded store",

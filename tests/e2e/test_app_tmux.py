@@ -1,5 +1,5 @@
-"""Drive the real `companion` app in tmux like a person: open the demo vault, search, lower `hot_limit` from 3 to 1
-with the keyboard, and see the sessions that left hot appear in warm."""
+"""Drive the real `companion` app in tmux like a person: open the demo vault, search, pin a note and undo it, lower
+`hot_limit` from 3 to 1 with the keyboard, and see the sessions that left hot appear in warm."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import file_tree
 from tests.e2e.terminal import Terminal
 
 pytestmark = [
@@ -47,7 +48,7 @@ def drive(term: Terminal, demo: Path) -> None:
 
     _wait = term.wait
     term.companion("--vault", str(demo))
-    _wait(r"index: up to date")
+    _wait(r"index: watching, \d+ notes")
     hot_before = int(_wait(r"Hot \((\d+)\)").group(1))
     assert int(_wait(r"pushed out of hot \((\d+)\)").group(1)) == 0
 
@@ -58,6 +59,18 @@ def drive(term: Terminal, demo: Path) -> None:
     _type("Enter")
     _wait(r"Warm: 'chalet balance' \(\d+\)")
     assert "Chalet" in term.screen()
+
+    # ...pins the note on screen, sees it written, and undoes it: the vault is byte for byte as before.
+    before = file_tree(demo)
+    _type("*")
+    _wait(r"done \(u undoes\)")
+    pinned = [p for p, data in file_tree(demo).items() if before.get(p) != data]
+    assert len(pinned) == 1 and b"pinned: true" in (demo / pinned[0]).read_bytes()
+    _type("u")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and file_tree(demo) != before:
+        time.sleep(0.2)
+    assert file_tree(demo) == before
 
     # ...clears the search, then lowers hot_limit from 3 to 1 with the keyboard.
     _type("/")

@@ -357,3 +357,26 @@ def test_kept_sessions_follow_new_summaries_and_a_changed_index(fresh: tuple[Pat
     )
     ws.indexer().sync()
     assert "Conversations/dave.md" in {s.path for s in recall.recall("anything", as_of=NOW).sessions}
+
+
+def test_a_pinned_note_keeps_the_ceiling_and_an_archived_one_leaves_recall(fresh: tuple[Path, Workspace]) -> None:
+    from companion.audit import AuditLog
+    from companion.curation import Curator
+
+    root, ws = fresh
+    curator = Curator(root, AuditLog(ws.data_dir), source="test")
+    chalet = "Memory/Chalet Les Praz.md"
+    before = next(i for i in engine(ws).recall("chalet host Favre", as_of=NOW).results if i.path == chalet)
+    assert before.explanation is not None and before.explanation.decay.value < 1.0  # never accessed: ~0.64
+
+    curator.apply(curator.plan_pin(chalet))
+    ws.indexer().sync()
+    pinned = next(i for i in engine(ws).recall("chalet host Favre", as_of=NOW).results if i.path == chalet)
+    assert pinned.explanation is not None and pinned.explanation.decay.pinned
+    assert pinned.explanation.decay.value == 1.0 and pinned.score > before.score
+    assert any("pinned" in line for line in pinned.explanation.lines())
+
+    curator.apply(curator.plan_archive(chalet))
+    ws.indexer().sync()
+    paths_now = [i.path for i in engine(ws).recall("chalet host Favre", as_of=NOW).results]
+    assert chalet not in paths_now and f"archive/{chalet}" not in paths_now
