@@ -26,9 +26,10 @@ from companion.audit import AuditLog
 from companion.cli.workspace import Workspace
 from companion.config import CompanionConfig, save_config
 from companion.curation import Curator, Plan, obsidian_uri
-from companion.errors import CompanionError, CurationError, IndexLockedError, NoteError
+from companion.errors import CompanionError, IndexLockedError, NoteError
 from companion.explain import explain_lines
 from companion.graph import VaultGraph
+from companion.links import frontmatter_tags
 from companion.notes import Note
 from companion.opener import open_uri
 from companion.recall import Recall
@@ -51,6 +52,10 @@ RETRY_S = 5.0  # after a failed index write, before the next catch-up
 FOLLOW_S = 1.0  # how often an attached app looks for another process's writes
 APP_WRITE_BATCH = 128  # vectors per Chroma write: each holds the GIL, so the event loop waits ~40 ms at most
 WATCH_DEBOUNCE_MS = 800  # quiet period that turns an editor's save (temp file, rename) into one batch
+
+
+class _Stopped(Exception):
+    """The app is closing: the indexer worker leaves its batch."""
 
 
 class CompanionApp(App[int]):
@@ -116,6 +121,7 @@ class CompanionApp(App[int]):
         self._graph_cache: tuple[object, VaultGraph] | None = None
         self._curator: Curator | None = None
         self._shown_note: Note | None = None
+        self._made_here: set[str] = set()  # audit ids of curations this session applied (undone without asking)
         self.opener: Callable[[str], bool] = open_uri
         self.curations = 0
         """How many curations and undos the app has applied (for tests)."""
@@ -167,7 +173,8 @@ class CompanionApp(App[int]):
         When another process (`companion index --watch`) holds the writer lock, the app attaches: it follows that
         process's writes and takes over once the lock is free. Read-only mode only follows.
         """
-        self._first_shown.wait(timeout=10)
+        while not (self._first_shown.wait(0.05) or self._stop.is_set()):
+            pass  # the first screen comes first; a quit before it ends the worker at once
         while not self._stop.is_set():
             if self.read_only:
                 self._status(mode="read-only: the index is not written")
@@ -182,17 +189,24 @@ class CompanionApp(App[int]):
                 who = WriterLock(self.workspace.data_dir).holder_summary()
                 self._status(mode=f"attached to {who}: it writes the index, the app follows")
                 self._follow(until_lock_free=True)
-            except CompanionError as exc:
-                # The store or the model failed; the journal keeps the index consistent and the next catch-up
-                # redoes what was lost.
+            except _Stopped:
+                return
+            except Exception as exc:  # noqa: BLE001 - the worker must never die silently, whatever broke
+                # The store, the model, the OS watch or the disk failed; the journal keeps the index consistent and
+                # the next catch-up redoes what was lost.
+                if self._stop.is_set():
+                    return
                 self._status(state=f"error: {exc} (retrying in {RETRY_S:.0f} s)")
                 self.call_from_thread(self.notify, str(exc), title="indexing failed", severity="error")
+                self.index_idle = True
                 self._stop.wait(RETRY_S)
 
     def _index_and_watch(self) -> None:
         from indexer.watcher import watch  # deferred: watchfiles is needed only once the first screen is up
 
         def progress(done: int, total: int) -> None:
+            if self._stop.is_set():
+                raise _Stopped  # a quit mid-batch: the journal undoes the half-written batch on the next start
             self.index_idle = False
             self._status(state=f"indexing {done} of {total} chunks")
 
@@ -229,6 +243,7 @@ class CompanionApp(App[int]):
                 except CompanionError as exc:
                     self._status(state=f"error: {exc} (retrying in {RETRY_S:.0f} s)")
                     self.call_from_thread(self.notify, str(exc), title="indexing failed", severity="error")
+                    self.index_idle = True
                     self._stop.wait(RETRY_S)
         finally:
             indexer.manifest.close()
@@ -271,7 +286,7 @@ class CompanionApp(App[int]):
         """The index changed under the panes: recall again, and show the open note as it is now."""
         self.refresh_recall()
         if self._shown_path is not None:
-            self.open_note(self._shown_path)
+            self.open_note(self._shown_path, refresh=True)
 
     def refresh_recall(self) -> None:
         """Recall for the search box under the current policy and show it (no re-indexing)."""
@@ -291,36 +306,50 @@ class CompanionApp(App[int]):
         self.call_from_thread(self._show, asked, query, context)
 
     @work(thread=True, exclusive=True, group="note", exit_on_error=False)
-    def open_note(self, path: str) -> None:
-        """Read and show one note."""
-        view = self.query_one(NoteView)
+    def open_note(self, path: str, *, refresh: bool = False) -> None:
+        """Read and show one note (a `refresh` after a change on disk keeps the scroll and records no access)."""
         try:
-            note = self.workspace.vault.read_note(path)
+            note: Note | None = self.workspace.vault.read_note(path)
+            problem = ""
         except NoteError as exc:
-            self.call_from_thread(view.show_problem, exc.path, exc.reason)
-            return
-        self.call_from_thread(view.show, note)
-        self._shown_note = note
+            note, problem = None, exc.reason
+        self.call_from_thread(self._note_read, path, note, problem, refresh)
         with self._index_lock:
-            graph = self._graph()
+            generation = self.workspace.manifest.generation()
+            stale = self._graph_cache is None or self._graph_cache[0] != generation
+            records = self.workspace.manifest.notes() if stale else []
+        if stale:
+            # The vault walk (for attachments) runs outside the lock: recalls and knob presses never wait for it.
+            self._graph_cache = (generation, manifest_graph(records, self.workspace.vault.scan_all()))
+        assert self._graph_cache is not None
+        graph = self._graph_cache[1]
         hood = Neighbourhood(
             path=path,
             outlinks=tuple((link.target, resolved) for link, resolved in graph.outlinks(path)),
             backlinks=tuple(graph.backlinks(path)),
             two_hops=tuple(sorted(p for p, hops in graph.neighbours(path, 2).items() if hops == 2)),
         )
-        self.call_from_thread(self.query_one(LinkGraph).show, hood)
-        if not self.read_only and self.as_of is None:
+        self.call_from_thread(self._graph_read, hood)
+        if not refresh and not self.read_only and self.as_of is None:
             # Opening a note is an access (seed 004); a replay of the past or a read-only session records none.
             with self._index_lock:
                 self._recall_engine().record([path])
 
-    def _graph(self) -> VaultGraph:
-        """The link graph from the index, rebuilt only when the index changed (call with `_index_lock` held)."""
-        generation = self.workspace.manifest.generation()
-        if self._graph_cache is None or self._graph_cache[0] != generation:
-            self._graph_cache = (generation, manifest_graph(self.workspace.manifest, self.workspace.vault))
-        return self._graph_cache[1]
+    def _note_read(self, path: str, note: Note | None, problem: str, refresh: bool) -> None:
+        """Show a note just read, unless the user has moved on (reads of older highlights can finish late)."""
+        if path != self._shown_path:
+            return
+        view = self.query_one(NoteView)
+        if note is None:
+            self._shown_note = None
+            view.show_problem(path, problem)
+        elif not (refresh and self._shown_note is not None and self._shown_note.content_hash == note.content_hash):
+            self._shown_note = note
+            view.show(note, keep_scroll=refresh)
+
+    def _graph_read(self, hood: Neighbourhood) -> None:
+        if hood.path == self._shown_path:
+            self.query_one(LinkGraph).show(hood)
 
     def _recall_engine(self) -> Recall:
         if self._engine is None:
@@ -333,8 +362,13 @@ class CompanionApp(App[int]):
         working = any(w.is_running for w in self.workers if w.group != "index")
         return working or not self.index_idle
 
+    async def action_quit(self) -> None:
+        """Quit: tell the indexer worker first, so the process does not wait for its batch."""
+        self._stop.set()
+        await super().action_quit()
+
     def on_unmount(self) -> None:
-        """Stop the indexer worker (it checks between batches, within a fraction of a second)."""
+        """Stop the indexer worker (it checks between chunks and file events, within a fraction of a second)."""
         self._stop.set()
 
     # -- showing --------------------------------------------------------------------------------
@@ -386,7 +420,7 @@ class CompanionApp(App[int]):
         # Refilled panes highlight their first row again; re-rendering the same note on every knob press would
         # cost more than the whole re-partition.
         if path != self._shown_path:
-            self._shown_path = path
+            self._shown_path, self._shown_note = path, None
             self.open_note(path)
 
     # -- actions --------------------------------------------------------------------------------
@@ -472,7 +506,7 @@ class CompanionApp(App[int]):
         """Ask for the note's tags, then set them."""
         if (path := self._curation_target("tags")) is None:
             return
-        current = " ".join(self._shown_list("tags"))
+        current = " ".join(frontmatter_tags(self._shown_note.frontmatter)) if self._shown_note is not None else ""
 
         def answered(text: str | None) -> None:
             if text is not None:
@@ -528,9 +562,34 @@ class CompanionApp(App[int]):
             self._plan(lambda c: c.plan_delete(path))
 
     def action_undo(self) -> None:
-        """Undo the last curation, restoring every file it touched exactly."""
-        if not self.read_only or self._curation_target("undo") is not None:
-            self._undo()
+        """Undo the last curation, restoring every file it touched exactly (asking first when this session did not
+        make it: the audit log reaches back to other sessions and the command line)."""
+        if self.read_only:
+            self.notify("read-only mode: nothing was changed (undo refused)", severity="warning")
+            return
+        self._ask_undo()
+
+    @work(thread=True, group="curate", exit_on_error=False)
+    def _ask_undo(self) -> None:
+        try:
+            entry = self.curator().audit.last_undoable()
+        except CompanionError as exc:
+            self.call_from_thread(self._failed, exc)
+            return
+        if entry is None:
+            self.call_from_thread(self.notify, "nothing to undo", severity="warning")
+        elif entry.id in self._made_here:
+            self._undo_now(entry.id)
+        else:
+            details = [f"{c.path}" for c in entry.changes]
+            details.append(f"made by {entry.source} at {entry.at}; undo restores these files exactly")
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self._undo(entry.id)
+
+            question = f"Undo '{entry.summary}'?"
+            self.call_from_thread(self.push_screen, ConfirmDialog(question, details), answered)
 
     def action_open_in_obsidian(self) -> None:
         """Open the note in Obsidian (an `obsidian://open` link); without a launcher, copy the link."""
@@ -575,7 +634,7 @@ class CompanionApp(App[int]):
 
     def _apply_now(self, plan: Plan) -> None:
         try:
-            self.curator().apply(plan)
+            self._made_here.add(self.curator().apply(plan).id)
         except CompanionError as exc:
             self.call_from_thread(self._failed, exc)
             return
@@ -583,9 +642,12 @@ class CompanionApp(App[int]):
         self.call_from_thread(self._curated, plan.summary, written, [w.path for w in plan.writes if w.content is None])
 
     @work(thread=True, group="curate", exit_on_error=False)
-    def _undo(self) -> None:
+    def _undo(self, entry_id: str) -> None:
+        self._undo_now(entry_id)
+
+    def _undo_now(self, entry_id: str) -> None:
         try:
-            entry = self.curator().undo()
+            entry = self.curator().undo(entry_id)
         except CompanionError as exc:
             self.call_from_thread(self._failed, exc)
             return
@@ -600,20 +662,12 @@ class CompanionApp(App[int]):
         # The watcher re-indexes the files within a second; until then show the note as it is on disk now.
         shown = self._shown_path
         if shown in written:
-            self.open_note(shown)
+            self.open_note(shown, refresh=True)
         elif shown in removed:
             self._shown_path = self._shown_note = None
             self.query_one(NoteView).show_message(str(shown), summary)
         self.refresh_recall()
 
     def _failed(self, exc: CompanionError) -> None:
-        title = "nothing was changed"
-        if isinstance(exc, CurationError | NoteError):
-            title = "curation refused: nothing was changed"
-        self.notify(str(exc), title=title, severity="error", timeout=10)
-
-    def _shown_list(self, key: str) -> list[str]:
-        """A list property of the note on screen (as read from its file when shown)."""
-        value = self._shown_note.frontmatter.get(key) if self._shown_note is not None else None
-        items = value if isinstance(value, list) else [value] if isinstance(value, str) else []
-        return [str(v).lstrip("#") for v in items if v]
+        # The message says whether anything was written (a failed write is put back, and says so if it could not be).
+        self.notify(str(exc), title="curation failed", severity="error", timeout=10)

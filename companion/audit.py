@@ -209,11 +209,12 @@ class AuditLog:
         return {entry.undoes for entry in self.entries() if entry.undoes is not None}
 
     def last_undoable(self) -> AuditEntry | None:
-        """The newest entry that is not itself an undo and has not been undone, or None."""
+        """The newest curation that is not itself an undo and has not been undone, or None."""
         entries = self.entries()
         undone = {entry.undoes for entry in entries if entry.undoes is not None}
         for entry in reversed(entries):
-            if entry.action != "undo" and entry.undoes is None and entry.id not in undone:
+            # Pipeline runs are recorded here too, but are not curations: their way back is the archive they wrote.
+            if entry.action not in ("undo", "process") and entry.undoes is None and entry.id not in undone:
                 return entry
         return None
 

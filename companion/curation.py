@@ -9,12 +9,15 @@ every file's bytes before and after, which is what `Curator.undo` restores from.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import posixpath
 import re
 import stat
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,6 +108,7 @@ class Curator:
             raise CurationError(f"the archive folder {archive_folder!r} {reason}; choose a folder inside the vault")
         self.archive_folder = folder
         """Vault-relative folder that archived notes move into, keeping their relative path."""
+        self._lock = threading.Lock()
 
     # -- frontmatter curations
     # ---------------------------------------------------------------------------------------------------------
@@ -319,8 +323,13 @@ class Curator:
         The audit log keeps every file's bytes before and after first; then new and changed files are written
         atomically (temp file, fsync, rename, fsync of the folder) and only then are files removed, so a crash part
         way leaves a note in two places rather than in none. A failed write puts back what was already written.
+        One curation at a time per vault, across threads and processes (the app and the command line).
         """
         self._refuse_read_only(plan.action)
+        with self._exclusive():
+            return self._apply(plan)
+
+    def _apply(self, plan: Plan) -> AuditEntry:
         if not plan.writes:
             raise CurationError(f"nothing to change: {plan.summary}")
         paths = [write.path for write in plan.writes]
@@ -361,6 +370,27 @@ class Curator:
         when any of its files changed after it (undoing would lose that later edit).
         """
         self._refuse_read_only("undo")
+        with self._exclusive():
+            return self._undo(entry_id)
+
+    @contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """Hold this curator's thread lock and an exclusive `flock` on the vault's folder together.
+
+        Without them two curations of one note (a quick `*` then `u`, or the app and the command line at once) both
+        pass the digest check and the second silently undoes the first's write. The folder itself is locked, so no
+        lock file is created anywhere (a refused curation leaves no trace) and every curator of the vault agrees.
+        """
+        with self._lock:
+            fd = os.open(self.root, os.O_RDONLY)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)  # another process's curation takes a moment: wait for it
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+
+    def _undo(self, entry_id: str | None) -> AuditEntry:
         if entry_id is None:
             entry = self.audit.last_undoable()
             if entry is None:

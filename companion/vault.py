@@ -65,9 +65,10 @@ class ObsidianVault:
             conversation_folders=self.config.index.conversation_folders,
         )
         self._include = compile_globs(self.config.index.include)
-        archive = self.config.curation.archive_folder.strip("/")
-        # Archived notes stay in the vault but leave recall: the archive folder is never indexed.
-        self._exclude = compile_globs((*self.config.index.exclude, f"{archive}/**"))
+        self._exclude = compile_globs(self.config.index.exclude)
+        # Archived notes stay in the vault but leave recall: the archive folder is never indexed, in any letter case
+        # (curation treats `Archive/` and `archive/` as one folder, as case-insensitive file systems do).
+        self._archive = self.config.curation.archive_folder.strip("/").casefold() + "/"
         self._graph: VaultGraph | None = None
         self._session_cache: dict[str, tuple[tuple[int, int, int], SessionSummary]] = {}
 
@@ -215,6 +216,7 @@ class ObsidianVault:
             rel.endswith(".md")
             and self._include.fullmatch(rel) is not None
             and self._exclude.fullmatch(rel) is None
+            and not rel.casefold().startswith(self._archive)
             and not rel.startswith(self._ignore_prefixes)
             and not any(pattern.search(rel) for pattern in self._ignore_patterns)
         )

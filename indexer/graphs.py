@@ -6,19 +6,21 @@ seconds in a large vault, too slow for an app that shows the graph of whatever n
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from companion.graph import VaultGraph
 from companion.notes import Link
 from companion.parse import aliases_of
 from companion.resolve import LinkResolver
-from companion.vault import ObsidianVault
-from indexer.manifest import Manifest
+from indexer.manifest import NoteRecord
 
 
-def manifest_graph(manifest: Manifest, vault: ObsidianVault) -> VaultGraph:
-    """The link graph of the indexed notes; attachments come from a scan of the vault, so links to them resolve."""
-    records = manifest.notes()
+def manifest_graph(records: Iterable[NoteRecord], vault_files: Iterable[str]) -> VaultGraph:
+    """The link graph of indexed notes (`Manifest.notes()`); the vault's other files (from `scan_all`) are the
+    attachments links may point at."""
+    records = list(records)
     links = {r.path: [Link(target=t) for t in r.link_targets] for r in records}
     aliases = {r.path: aliases_of(r.frontmatter) for r in records if '"alias' in r.fields_json}
-    files = [path for path in vault.scan_all() if not path.endswith(".md")]
+    files = [path for path in vault_files if not path.endswith(".md")]
     files.extend(links)
     return VaultGraph.from_links(links, LinkResolver(files, aliases))

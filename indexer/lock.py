@@ -61,15 +61,23 @@ class WriterLock:
             return None
         return data if isinstance(data, dict) else None
 
-    @classmethod
-    def held(cls, data_dir: Path) -> bool:
-        """Whether another process holds the lock now (a follower polls this to know when to take over)."""
-        probe = cls(data_dir, purpose="probe")
+    @staticmethod
+    def held(data_dir: Path) -> bool:
+        """Whether another process holds the lock now (a follower polls this to know when to take over).
+
+        Only the `flock` is tried: the file's contents (who holds it) are never touched, and a missing file means
+        nobody holds it.
+        """
         try:
-            probe.acquire()
-        except IndexLockedError:
+            fd = os.open(data_dir / LOCK_NAME, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
             return True
-        probe.release()
+        finally:
+            os.close(fd)  # closing the descriptor also drops the probe's own lock
         return False
 
     def holder_summary(self) -> str:

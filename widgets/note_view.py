@@ -22,11 +22,13 @@ class NoteView(VerticalScroll):
         """A Markdown document."""
         yield Markdown("*Select a session or a note.*")
 
-    def show(self, note: Note) -> None:
-        """Render the note: title, frontmatter as a table, then the body."""
+    def show(self, note: Note, *, keep_scroll: bool = False) -> None:
+        """Render the note: title, frontmatter as a table, then the body (from the top, unless `keep_scroll`: the
+        same note changed on disk while the user reads it)."""
         self.border_title = note.path
         self.query_one(Markdown).update(render_note(note))
-        self.scroll_home(animate=False)
+        if not keep_scroll:
+            self.scroll_home(animate=False)
 
     def show_message(self, path: str, text: str) -> None:
         """Say what became of a note that is no longer there (moved, deleted)."""

@@ -51,6 +51,7 @@ class WarmPane(KeyedTable):
     def on_mount(self) -> None:
         """Set up the columns."""
         self.cursor_type = "row"
+        self._rank: dict[str, int] = {}  # recall's order of the rows (note cell -> position), to sort back to it
         for name in COLUMNS:
             self.add_column(name, key=name)
 
@@ -89,7 +90,8 @@ class WarmPane(KeyedTable):
             return (0 if value in ("", "never") else 1, value.casefold())
 
         if self.sort_column is None:
-            self.sort("final", key=key, reverse=True)
+            # Back to recall's own order, which unscored rows (hot, temporal, sessions) are part of.
+            self.sort("note", key=lambda cell: self._rank.get(str(cell), len(self._rank)))
             self.border_subtitle = ""
         else:
             self.sort(column, key=key, reverse=self.sort_descending)
@@ -113,6 +115,7 @@ class WarmPane(KeyedTable):
                 item.path,
                 key=item.path,
             )
+            self._rank[item.path] = len(self._rank)
         self.border_title = f"Warm: {query!r} ({len(items)})"
         if self.sort_column is not None:
             self._apply_sort()
@@ -136,6 +139,7 @@ class WarmPane(KeyedTable):
                 label,
                 key=s.path,
             )
+            self._rank[label] = len(self._rank)
         self.border_title = f"Warm: pushed out of hot ({len(sessions)})"
         if self.sort_column is not None:
             self._apply_sort()
@@ -143,6 +147,7 @@ class WarmPane(KeyedTable):
 
     def _refill(self, showing: str) -> str | None:
         key = self.start_refill()
+        self._rank = {}
         same, self.showing = showing == self.showing, showing
         return key if same else None
 

@@ -91,8 +91,8 @@ def test_rename_moves_vectors_without_embedding(hash_ws: Workspace) -> None:
     write(hash_ws.root, "other.md", "nothing about mountains\n")
     hash_ws.indexer().sync()
     count = len(_consistent(hash_ws))
-    (hash_ws.root / "Archive").mkdir()
-    (hash_ws.root / "Conversations/ski.md").rename(hash_ws.root / "Archive/ski-trip.md")
+    (hash_ws.root / "Trips").mkdir()
+    (hash_ws.root / "Conversations/ski.md").rename(hash_ws.root / "Trips/ski-trip.md")
     report = hash_ws.indexer().sync()
     assert (report.notes_renamed, report.chunks_embedded) == (1, 0)
     assert report.chunks_reused > 0
@@ -100,7 +100,7 @@ def test_rename_moves_vectors_without_embedding(hash_ws: Workspace) -> None:
     assert len(ids) == count
     assert not any(i.startswith("Conversations/") for i in ids)
     found = _paths(hash_ws, "Chamonix budget")
-    assert "Archive/ski-trip.md" in found
+    assert "Trips/ski-trip.md" in found
     assert "Conversations/ski.md" not in found
 
 

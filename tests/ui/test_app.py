@@ -397,3 +397,38 @@ def test_error_notification_snapshot(ws: Workspace, snap_compare: Any) -> None:
         await settle(pilot)
 
     assert snap_compare(CompanionApp(ws, as_of=NOW), terminal_size=(140, 42), run_before=before)
+
+
+def test_an_index_change_refreshes_the_open_note_without_counting_an_access(ws: Workspace) -> None:
+    app = CompanionApp(ws)  # the present: opening a note counts as an access
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await show(pilot, "chalet host Favre", CHALET)
+        counted = ws.access_log().stats([CHALET])[CHALET].access_count
+        batches = app.indexed_batches
+        (ws.root / "Memory" / "Unrelated.md").write_text("A new note from the agent.\n", encoding="utf-8")
+        await until(pilot, lambda: app.indexed_batches > batches, "the watcher's batch")
+        await settle(pilot)
+        assert app.query_one("#note").border_title == CHALET
+        assert ws.access_log().stats([CHALET])[CHALET].access_count == counted
+
+    run(app, steps)
+
+
+def test_undoing_a_curation_from_another_session_asks_first(ws: Workspace) -> None:
+    from companion.audit import AuditLog
+    from companion.curation import Curator
+
+    before = file_tree(ws.root)
+    cli = Curator(ws.root, AuditLog(ws.data_dir), source="cli")
+    cli.apply(cli.plan_pin(CHALET))
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await pilot.press("u")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the question")
+        assert "cli" in "\n".join(app.screen.details)
+        await curate(pilot, "y")
+        assert file_tree(ws.root) == before
+
+    run(app, steps)

@@ -598,3 +598,32 @@ def test_obsidian_uri(vault: Path) -> None:
     assert obsidian_uri(vault, "notes/Other.md") == "obsidian://open?vault=My%20Vault&file=notes%2FOther"
     assert obsidian_uri(vault, "Q&A #1.md") == "obsidian://open?vault=My%20Vault&file=Q%26A%20%231"
     assert obsidian_uri(vault, "Über.md") == "obsidian://open?vault=My%20Vault&file=%C3%9Cber"
+
+
+def test_two_curations_of_one_note_at_once_never_lose_a_write(vault: Path, data: Path) -> None:
+    import threading
+
+    # Two curators (the app and the command line) plan from the same bytes and apply at the same moment: one wins,
+    # the other is refused because the note changed, and the audit log holds exactly what the file holds.
+    for _ in range(10):
+        first, second = curator(vault, data), curator(vault, data)
+        plans = [first.plan_pin("Plain.md"), second.plan_type("Plain.md", "fact")]
+        outcomes: list[str] = []
+
+        def apply(cur: Curator, plan: Plan, outcomes: list[str] = outcomes) -> None:
+            try:
+                cur.apply(plan)
+                outcomes.append(plan.action)
+            except CurationError:
+                outcomes.append("refused")
+
+        threads = [threading.Thread(target=apply, args=pair) for pair in zip((first, second), plans, strict=True)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(outcomes) in (["pin", "refused"], ["refused", "type"])
+        text = (vault / "Plain.md").read_text(encoding="utf-8")
+        assert ("pinned: true" in text) == ("pin" in outcomes) and ("type: fact" in text) == ("type" in outcomes)
+        first.undo()
+        assert (vault / "Plain.md").read_text(encoding="utf-8") == "A note without frontmatter.\n"

@@ -356,4 +356,5 @@ def test_any_frontmatter_is_edited_correctly_or_refused(
         assert before is not None
         after = properties(out)
         assert {k: v for k, v in after.items() if k != "a"} == {k: v for k, v in before.items() if k != "a"}
-        assert out.endswith(f"---{nl}body{nl}")
+        # A block left with nothing in it goes (see `remove_field`); otherwise the body follows the block untouched.
+        assert out.endswith(f"---{nl}body{nl}") or (not after and out == f"body{nl}")
