@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 
 def fsync_dir(folder: Path) -> None:
@@ -44,10 +46,12 @@ def make_folders(folder: Path) -> None:
         fsync_dir(path.parent)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, before_replace: Callable[[BinaryIO], None] | None = None) -> None:
     """Replace (or create) `path` with `data` atomically; the parent folder must exist.
 
-    An existing file keeps its permission bits; a new one gets the usual mode under the umask.
+    An existing file keeps its permission bits; a new one gets the usual mode under the umask. `before_replace`, when
+    given, is called with the temporary file (after `data`, before the fsync and rename) to append last-moment bytes;
+    if it raises, the temporary file is removed and `path` is untouched.
     """
     try:
         mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
@@ -59,6 +63,8 @@ def write_atomic(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+            if before_replace is not None:
+                before_replace(handle)
             handle.flush()
             os.fsync(handle.fileno())
         if mode is not None:

@@ -24,6 +24,7 @@ from companion.atomic import write_atomic
 from companion.errors import ConfigError
 from companion.locations import config_path
 from companion.retention import RetentionPolicy
+from companion.specs import PLANNED_TYPES, AgentConfig, SessionHistoryConfig
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,10 @@ class CompanionConfig:
     """Ranking weights and the temporal tier."""
     curation: CurationConfig = field(default_factory=CurationConfig)
     """Hand curation: the archive folder and the audit log's source name."""
+    session_history: SessionHistoryConfig = field(default_factory=SessionHistoryConfig)
+    """Where the agents' `history.jsonl` logs are and the default processor list (`companion process`)."""
+    agents: dict[str, AgentConfig] = field(default_factory=dict)
+    """Per-agent overrides by agent name: a processor list replacing the default one, `allow_data_loss`."""
 
     @property
     def max_note_bytes(self) -> int:
@@ -153,10 +158,16 @@ class CompanionConfig:
 
 def load_config(vault_root: Path) -> CompanionConfig:
     """Read and validate the vault's config; a missing file gives the defaults."""
-    path = config_path(vault_root)
+    return load_config_file(config_path(vault_root))
+
+
+def load_config_file(path: Path, *, missing_ok: bool = True) -> CompanionConfig:
+    """Read and validate a config file; a missing file gives the defaults (or, without `missing_ok`, an error)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
+        if not missing_ok:
+            raise ConfigError(f"{path}: no such config file; check the path given with --config") from None
         return CompanionConfig()
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the config file ({exc})") from exc
@@ -223,6 +234,8 @@ def _value(hint: Any, node: Node, key: str, source: str, loader: yaml.SafeLoader
         return _build(hint, node, key, source, loader)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (types.UnionType, typing.Union):
+        if _is_tagged_union(hint):
+            return _build_tagged(args, node, key, source, loader)
         if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null":
             return None
         (inner,) = [arg for arg in args if arg is not type(None)]
@@ -230,9 +243,18 @@ def _value(hint: Any, node: Node, key: str, source: str, loader: yaml.SafeLoader
     if origin is tuple:
         if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null":
             return ()
+        item_hint = args[0]
+        structured = _is_tagged_union(item_hint) or dataclasses.is_dataclass(item_hint)
         if not isinstance(node, SequenceNode):
-            raise _fail(source, node, key, f"expected a list of strings, got {_describe(node)}")
-        return tuple(_value(args[0], item, key, source, loader) for item in node.value)
+            what = "a list" if structured else "a list of strings"
+            raise _fail(source, node, key, f"expected {what}, got {_describe(node)}")
+        # Items that are sections get their position in the key, so an error points at the right one.
+        return tuple(
+            _value(item_hint, item, f"{key}[{i}]" if structured else key, source, loader)
+            for i, item in enumerate(node.value)
+        )
+    if origin is dict:
+        return _build_dict(args[1], node, key, source, loader)
     data = loader.construct_object(node, deep=True)
     if origin is Literal:
         if data not in args:
@@ -246,6 +268,57 @@ def _value(hint: Any, node: Node, key: str, source: str, loader: yaml.SafeLoader
     if hint in (str, int, bool) and type(data) is hint:
         return data
     raise _fail(source, node, key, f"expected {_type_name(hint)}, got {_describe(node)}")
+
+
+def _is_tagged_union(hint: Any) -> bool:
+    """Whether `hint` is a union of dataclasses (told apart by their `type` field), such as `ProcessorSpec`."""
+    if typing.get_origin(hint) not in (types.UnionType, typing.Union):
+        return False
+    return all(dataclasses.is_dataclass(arg) for arg in typing.get_args(hint))
+
+
+def _tag_of(cls: Any) -> str:
+    tag = next(f.default for f in dataclasses.fields(cls) if f.name == "type")
+    assert isinstance(tag, str)
+    return tag
+
+
+def _build_tagged(classes: tuple[Any, ...], node: Node, key: str, source: str, loader: yaml.SafeLoader) -> Any:
+    """Build the dataclass among `classes` that the mapping's `type` key names."""
+    by_tag = {_tag_of(cls): cls for cls in classes}
+    built = ", ".join(by_tag)
+    if not isinstance(node, MappingNode):
+        raise _fail(source, node, key, f"expected a mapping with a 'type' key (one of {built}), got {_describe(node)}")
+    for key_node, value_node in node.value:
+        if isinstance(key_node, ScalarNode) and key_node.value == "type":
+            tag = value_node.value if isinstance(value_node, ScalarNode) else None
+            if tag not in by_tag:
+                planned = f"{', '.join(PLANNED_TYPES)} are planned but not built yet"
+                raise _fail(
+                    source,
+                    value_node,
+                    f"{key}.type",
+                    f"unknown processor type {tag!r}; built types: {built}; {planned}",
+                )
+            return _build(by_tag[tag], node, key, source, loader)
+    raise _fail(source, node, key, f"missing 'type' (one of {built})")
+
+
+def _build_dict(cls: Any, node: Node, key: str, source: str, loader: yaml.SafeLoader) -> dict[str, Any]:
+    """A mapping of names (such as agent names) to sections of type `cls`."""
+    if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null":
+        return {}
+    if not isinstance(node, MappingNode):
+        raise _fail(source, node, key, f"expected a mapping of names to settings, got {_describe(node)}")
+    result: dict[str, Any] = {}
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, ScalarNode) or key_node.tag != "tag:yaml.org,2002:str" or not key_node.value:
+            raise _fail(source, key_node, key, f"expected a name as the key, got {_describe(key_node)}")
+        name = key_node.value
+        if name in result:
+            raise _fail(source, key_node, f"{key}.{name}", "this key is given twice")
+        result[name] = _value(cls, value_node, f"{key}.{name}", source, loader)
+    return result
 
 
 def _type_name(hint: Any) -> str:
@@ -267,6 +340,8 @@ def config_to_dict(config: CompanionConfig) -> dict[str, Any]:
     def plain(value: Any) -> Any:
         if isinstance(value, tuple):
             return [plain(item) for item in value]
+        if isinstance(value, dict):
+            return {name: plain(item) for name, item in value.items()}
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
         return value

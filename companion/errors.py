@@ -59,3 +59,15 @@ class NotConfirmedError(CurationError):
     """A curation that moves or removes notes was not confirmed (no terminal to ask on and no `--yes`)."""
 
     exit_code = 2
+
+
+class HistoryError(CompanionError):
+    """A session history log cannot be read, or changed in a way a run cannot follow (truncated, replaced)."""
+
+    exit_code = 6
+
+
+class ProcessError(CompanionError):
+    """A post-processing run was refused or failed; the message says what was (and was not) written."""
+
+    exit_code = 7

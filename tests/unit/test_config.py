@@ -166,3 +166,99 @@ def test_save_then_load_round_trips(tmp_path: Path) -> None:
 )
 def test_glob_matching(glob: str, path: str, expected: bool) -> None:
     assert matches(glob, path) is expected
+
+
+PROCESSORS = """
+session_history:
+  sources:
+    - path: ./agents/{agent}/history.jsonl
+  processors:
+    - type: retain
+      max_age_days: 30
+      max_size_mb: 100
+    - type: archive
+      older_than_days: 30
+      destination: ./cold-storage
+    - type: redact
+      patterns: ['PROJECT-\\d+']
+      trigger: on_schedule
+      interval_minutes: 60
+agents:
+  sentinel:
+    processors:
+      - type: archive
+        older_than_days: 3
+      - type: retain
+        max_age_days: 3
+        trigger: on_size_threshold
+        threshold_mb: 50
+    allow_data_loss: false
+  quiet:
+    allow_data_loss: true
+"""
+
+
+def test_processors_are_read_and_survive_save_and_load(tmp_path: Path) -> None:
+    from companion.specs import AgentConfig, ArchiveSpec, RedactSpec, RetainSpec, SourceConfig
+
+    write_config(tmp_path, PROCESSORS)
+    config = load_config(tmp_path)
+    history = config.session_history
+    assert history.sources == (SourceConfig("./agents/{agent}/history.jsonl"),)
+    assert history.processors == (
+        RetainSpec(max_age_days=30, max_size_mb=100),
+        ArchiveSpec(older_than_days=30, destination="./cold-storage"),
+        RedactSpec(patterns=(r"PROJECT-\d+",), trigger="on_schedule", interval_minutes=60),
+    )
+    assert config.agents == {
+        "sentinel": AgentConfig(
+            processors=(
+                ArchiveSpec(older_than_days=3),
+                RetainSpec(max_age_days=3, trigger="on_size_threshold", threshold_mb=50),
+            ),
+            allow_data_loss=False,
+        ),
+        "quiet": AgentConfig(processors=None, allow_data_loss=True),
+    }
+    save_config(tmp_path, config)
+    assert load_config(tmp_path) == config
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "session_history:\n  processors:\n    - type: summarize\n",
+            "line 3: session_history.processors[0].type: unknown processor type 'summarize'; built types: retain, "
+            "archive, redact; summarize, extract, embed, forward are planned but not built yet",
+        ),
+        (
+            "agents:\n  s:\n    processors:\n      - type: retain\n        max_age: 3\n",
+            "line 5: agents.s.processors[0].max_age: unknown key 'max_age'",
+        ),
+        ("agents:\n  s:\n    procesors: []\n", "line 3: agents.s.procesors: unknown key"),
+        (
+            "session_history:\n  processors:\n    - max_age_days: 3\n",
+            "line 3: session_history.processors[0]: missing 'type'",
+        ),
+        ("session_history:\n  processors:\n    - type: retain\n", "retain needs max_age_days or max_size_mb"),
+        (
+            "session_history:\n  processors:\n    - type: retain\n      max_age_days: 1\n      trigger: hourly\n",
+            "line 5: session_history.processors[0].trigger: expected one of 'on_write'",
+        ),
+        (
+            "session_history:\n  processors:\n    - type: archive\n      trigger: on_size_threshold\n",
+            "trigger on_size_threshold needs threshold_mb",
+        ),
+        (
+            "session_history:\n  processors:\n    - type: redact\n      patterns: ['(']\n",
+            "not a valid regular expression",
+        ),
+        ("session_history:\n  sources:\n    - path: logs/history.jsonl\n", "must contain {agent}"),
+        ("agents: [sentinel]\n", "line 1: agents: expected a mapping of names to settings"),
+    ],
+)
+def test_processor_config_errors_name_file_line_and_key(tmp_path: Path, text: str, expected: str) -> None:
+    message = error_for(tmp_path, text)
+    assert message.startswith(str(config_path(tmp_path)))
+    assert expected in message

@@ -1,0 +1,90 @@
+"""`companion process`: run the session post-processors (retain, archive, redact) over the agents' history logs.
+
+It reads the logs and the config only, writes archives and rewritten logs (never with `--dry-run`), and records each
+run in the audit log. It never opens the embedding model or the index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from companion.audit import AuditLog
+from companion.cli.output import print_json
+from companion.cli.recallargs import parse_as_of
+from companion.cli.workspace import add_vault_arguments
+from companion.config import load_config_file
+from companion.discovery import locate_vault
+from companion.locations import config_path, vault_data_dir
+from companion.pipeline import AgentReport, process_vault
+
+
+def register(sub: Any) -> None:
+    """Add the `process` subcommand."""
+    p = sub.add_parser(
+        "process",
+        help="run the session post-processors (retain, archive, redact) over the agents' history logs",
+        description="Apply each agent's processor list (session_history and agents in the config) to its "
+        "history.jsonl: drop, archive (xz) and redact entries. With --dry-run, only show what would change.",
+    )
+    add_vault_arguments(p, store=False)
+    p.add_argument("--config", metavar="FILE", help="the config file (default: the vault's .companion/companion.yaml)")
+    p.add_argument("--agent", metavar="NAME", help="only this agent's log")
+    p.add_argument("--as-of", metavar="DATETIME", help="the moment ages are counted from (default: now)")
+    p.add_argument("--dry-run", action="store_true", help="write nothing; show what would be dropped and derived")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Process the logs; every error is a `CompanionError` with its exit code."""
+    location = locate_vault(args.vault, os.environ)
+    root = location.path
+    path = Path(args.config).expanduser() if args.config else config_path(root)
+    config = load_config_file(path, missing_ok=not args.config)
+    moment = parse_as_of(args.as_of)
+    now = datetime.now(UTC) if moment is None else moment.astimezone()
+    audit = AuditLog(vault_data_dir(root, args.data_dir))
+    reports = process_vault(
+        root, config, now, agent=args.agent, audit=audit, dry_run=args.dry_run, config_source=str(path)
+    )
+    if args.json:
+        print_json({"as_of": now.isoformat(), "dry_run": args.dry_run, "agents": [_json(r) for r in reports]})
+        return 0
+    if not reports:
+        print("no history logs found by session_history.sources")
+    for report in reports:
+        _print(report)
+    return 0
+
+
+def _json(report: AgentReport) -> dict[str, Any]:
+    return {
+        "agent": report.agent,
+        "source": str(report.source),
+        "entries": report.entries,
+        "kept": report.kept,
+        "dropped": list(report.dropped),
+        "replaced": list(report.replaced),
+        "archives": [{"path": str(a.path), "entries": a.entries} for a in report.archives],
+        "derived": [{"kind": d.kind, "path": str(d.path), "entries": len(d.entry_ids)} for d in report.derived],
+        "problems": list(report.problems),
+        "appended_bytes": report.appended,
+        "dry_run": report.dry_run,
+    }
+
+
+def _print(report: AgentReport) -> None:
+    verb = "would " if report.dry_run else ""
+    print(f"{report.agent}: {report.source}")
+    print(f"  {report.entries} entries; {verb}keep {report.kept}")
+    print(f"  {verb}drop {len(report.dropped)}, {verb}replace (redact) {len(report.replaced)}")
+    for archive in report.archives:
+        print(f"  {verb}archive {archive.entries} into {archive.path}")
+    for artifact in report.derived:
+        print(f"  {verb}derive {artifact.kind} {artifact.path}")
+    for problem in report.problems:
+        print(f"  warning: {problem}")

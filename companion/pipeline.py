@@ -1,0 +1,328 @@
+"""Runs an agent's processor list over its history log, safely: nothing is lost by accident.
+
+A run reads the log (remembering how many bytes it read), asks each processor what to drop, replace and derive,
+writes the archives atomically, then rewrites the log atomically with the kept lines (byte for byte) and the
+replaced ones. Before the rename, bytes appended to the live log since the read are copied onto the new file, so a
+line the recorder writes during a run survives. Anything dropped is archived first when the list has an `archive`
+processor; a list that drops without one is refused unless `allow_data_loss` is set. Redaction runs before every
+other processor, so nothing archived or derived holds what it removes. Every run that changes something is
+recorded in the audit log.
+
+The order of writes is what keeps history complete after a crash at any step: archives first (an entry is then in
+the log and the archive), the log's rename second (the entry is then only in the archive), the audit record last.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import BinaryIO
+
+from companion.atomic import make_folders, write_atomic
+from companion.audit import AuditLog, FileChange, sha256_hex
+from companion.config import CompanionConfig
+from companion.errors import ConfigError, HistoryError, ProcessError
+from companion.history import BadLine, Entry, HistoryLog, Source, find_sources, read_log
+from companion.processors import (
+    ArchiveProcessor,
+    Artifact,
+    Processor,
+    RedactProcessor,
+    build_processor,
+)
+from companion.specs import ProcessorSpec
+
+STEPS = ("read", "computed", "archived", "history-written", "replaced", "recorded")
+"""The steps of a run, in order; `fail_at` is called with each name once that step is done."""
+
+FailAt = Callable[[str], None]
+"""A hook called between steps (tests raise from it to simulate a crash there)."""
+
+
+@dataclass(frozen=True)
+class AgentPlan:
+    """Which processors run for one agent, and whether they may drop entries without archiving them."""
+
+    agent: str
+    """The agent."""
+    specs: tuple[ProcessorSpec, ...]
+    """Its list: its own when configured, else the default one."""
+    allow_data_loss: bool
+    """Its own setting when given, else the default one."""
+    own_list: bool
+    """Whether the list is the agent's own (an override)."""
+
+
+@dataclass(frozen=True)
+class ArchiveWrite:
+    """One archive file a run wrote (or would write)."""
+
+    path: Path
+    """The `.jsonl.xz` file."""
+    entries: int
+    """How many entries it holds."""
+
+
+@dataclass(frozen=True)
+class AgentReport:
+    """What a run did (or, in a dry run, would do) to one agent's log."""
+
+    agent: str
+    """The agent."""
+    source: Path
+    """Its history log."""
+    entries: int
+    """Valid entries read."""
+    kept: int
+    """Entries left in the log (replaced ones included)."""
+    dropped: tuple[str, ...]
+    """Ids dropped from the log, in file order."""
+    replaced: tuple[str, ...]
+    """Ids rewritten in place (redaction), in file order."""
+    archives: tuple[ArchiveWrite, ...]
+    """Archive files written."""
+    derived: tuple[Artifact, ...]
+    """Other artifacts processors derived (none of the built processors make any yet)."""
+    problems: tuple[str, ...]
+    """Bad lines, each naming the file and line; they are kept in the log."""
+    appended: int
+    """Bytes appended to the log during the run and carried over."""
+    dry_run: bool
+    """True when nothing was written."""
+
+
+def plan_for(config: CompanionConfig, agent: str, source: str = "companion.yaml") -> AgentPlan:
+    """The processor list of one agent; `ConfigError` when it would drop entries with nothing to archive them."""
+    override = config.agents.get(agent)
+    own = override is not None and override.processors is not None
+    specs = override.processors if override is not None and override.processors is not None else None
+    if specs is None:
+        specs = config.session_history.processors
+    allow = config.session_history.allow_data_loss
+    if override is not None and override.allow_data_loss is not None:
+        allow = override.allow_data_loss
+    types = {spec.type for spec in specs}
+    if "retain" in types and "archive" not in types and not allow:
+        where = f"agents.{agent}.processors" if own else "session_history.processors"
+        raise ConfigError(
+            f"{source}: {where}: the list for agent '{agent}' drops entries (retain) but has no archive processor, "
+            "so they would be lost; add an archive processor to the list, or set allow_data_loss: true"
+        )
+    return AgentPlan(agent=agent, specs=specs, allow_data_loss=allow, own_list=own)
+
+
+def _ordered(processors: Sequence[Processor]) -> list[Processor]:
+    # Redaction first, whatever its place in the list: nothing archived or derived may hold what it removes.
+    return [p for p in processors if isinstance(p, RedactProcessor)] + [
+        p for p in processors if not isinstance(p, RedactProcessor)
+    ]
+
+
+@dataclass
+class _Outcome:
+    current: dict[str, Entry]
+    dropped: dict[str, Entry]
+    replaced: set[str]
+    archives: list[Artifact]
+    derived: list[Artifact]
+
+
+def _compute(plan: AgentPlan, log: HistoryLog, processors: Sequence[Processor], now: datetime) -> _Outcome:
+    position = {e.id: i for i, e in enumerate(log.entries)}
+    outcome = _Outcome({e.id: e for e in log.entries}, {}, set(), [], [])
+    archive_owner: dict[int, Artifact] = {}
+    for processor in _ordered(processors):
+        result = processor.process(plan.agent, tuple(outcome.current.values()), now)
+        for entry_id, entry in result.replace.items():
+            if entry_id in outcome.current:
+                outcome.current[entry_id] = entry
+                outcome.replaced.add(entry_id)
+        for entry_id in result.drop:
+            if entry_id in outcome.current:
+                outcome.dropped[entry_id] = outcome.current.pop(entry_id)
+        for artifact in result.derived:
+            if artifact.kind == "archive":
+                archive_owner[id(processor)] = artifact
+            else:
+                outcome.derived.append(artifact)
+    archivers = [p for p in processors if isinstance(p, ArchiveProcessor)]
+    held = {entry_id for artifact in archive_owner.values() for entry_id in artifact.entry_ids}
+    loose = [entry for entry_id, entry in outcome.dropped.items() if entry_id not in held]
+    if loose and archivers:
+        # What other processors (retain) dropped goes into the first archive of the list, with what it took itself.
+        first = archivers[0]
+        mine = archive_owner.get(id(first))
+        together = [outcome.dropped[i] for i in mine.entry_ids] if mine else []
+        together = sorted(together + loose, key=lambda e: position[e.id])
+        archive_owner[id(first)] = first.pack(plan.agent, together, now)
+    elif loose and not plan.allow_data_loss:
+        raise ProcessError(
+            f"{log.path}: {len(loose)} entries of agent '{plan.agent}' would be dropped with no archive to keep them; "
+            "nothing was written. Add an archive processor to the list, or set allow_data_loss: true"
+        )
+    outcome.archives = [archive_owner[id(p)] for p in archivers if id(p) in archive_owner]
+    return outcome
+
+
+def _new_lines(log: HistoryLog, outcome: _Outcome) -> bytes:
+    out: list[bytes] = []
+    for line in log.lines:
+        if isinstance(line, BadLine):
+            out.append(line.raw)
+        elif line.id in outcome.dropped:
+            continue
+        else:
+            out.append(outcome.current[line.id].raw)
+    return b"".join(raw + b"\n" for raw in out)
+
+
+def _free_path(path: Path) -> Path:
+    # Two runs in the same second (or a crashed run's leftover) must never overwrite an archive.
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(path.name.replace(".jsonl.xz", f"-{n}.jsonl.xz"))
+    return candidate
+
+
+def _rel(vault_root: Path, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(vault_root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def run_agent(
+    vault_root: Path,
+    source: Source,
+    plan: AgentPlan,
+    now: datetime,
+    *,
+    audit: AuditLog | None = None,
+    dry_run: bool = False,
+    fail_at: FailAt | None = None,
+    processors: Sequence[Processor] | None = None,
+) -> AgentReport:
+    """Run one agent's list over its log at moment `now` (timezone-aware); with `dry_run`, write nothing."""
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    step = fail_at or (lambda name: None)
+    log = read_log(source.path, source.agent)
+    step("read")
+    chosen = list(processors) if processors is not None else [build_processor(s, vault_root) for s in plan.specs]
+    outcome = _compute(plan, log, chosen, now)
+    step("computed")
+    order = [e.id for e in log.entries]
+    dropped = tuple(i for i in order if i in outcome.dropped)
+    replaced = tuple(i for i in order if i in outcome.replaced and i not in outcome.dropped)
+    report = AgentReport(
+        agent=source.agent,
+        source=source.path,
+        entries=len(order),
+        kept=len(order) - len(dropped),
+        dropped=dropped,
+        replaced=replaced,
+        archives=tuple(ArchiveWrite(a.path, len(a.entry_ids)) for a in outcome.archives),
+        derived=tuple(outcome.derived),
+        problems=log.problems,
+        appended=0,
+        dry_run=dry_run,
+    )
+    if dry_run or not (dropped or replaced or outcome.archives or outcome.derived):
+        return report
+
+    changes: list[FileChange] = []
+    written: list[ArchiveWrite] = []
+    for artifact in outcome.archives:
+        make_folders(artifact.path.parent)
+        path = _free_path(artifact.path)
+        write_atomic(path, artifact.content)
+        written.append(ArchiveWrite(path, len(artifact.entry_ids)))
+        changes.append(FileChange(_rel(vault_root, path), None, sha256_hex(artifact.content)))
+    step("archived")
+
+    new = _new_lines(log, outcome)
+    tail = _rewrite(log, new, step)
+    step("replaced")
+    changes.insert(0, FileChange(_rel(vault_root, log.path), sha256_hex(log.content), sha256_hex(new + tail)))
+    if audit is not None:
+        audit.record(
+            source="process",
+            action="process",
+            summary=(
+                f"Processed {source.agent}'s history: dropped {len(dropped)}, replaced {len(replaced)}, "
+                f"archived {sum(w.entries for w in written)}, kept {report.kept}"
+            ),
+            changes=changes,
+        )
+    step("recorded")
+    return replace(report, archives=tuple(written), appended=len(tail) - (len(log.content) - log.size))
+
+
+def process_vault(
+    vault_root: Path,
+    config: CompanionConfig,
+    now: datetime,
+    *,
+    agent: str | None = None,
+    audit: AuditLog | None = None,
+    dry_run: bool = False,
+    fail_at: FailAt | None = None,
+    config_source: str = "companion.yaml",
+) -> list[AgentReport]:
+    """Run every agent's list (or only `agent`'s) over the logs the config's sources find.
+
+    Every agent's list is checked before any log is touched, so a refused list changes nothing anywhere.
+    """
+    sources = find_sources(vault_root, config.session_history.sources)
+    if not config.session_history.sources:
+        raise ConfigError(
+            f"{config_source}: session_history.sources is empty, so there are no history logs to process; add "
+            "one such as `- path: ./agents/{agent}/history.jsonl`"
+        )
+    if agent is not None:
+        sources = [s for s in sources if s.agent == agent]
+        if not sources:
+            raise ProcessError(f"{vault_root}: no history log of agent '{agent}' is found by session_history.sources")
+    plans = {s.agent: plan_for(config, s.agent, config_source) for s in sources}
+    return [
+        run_agent(vault_root, s, plans[s.agent], now, audit=audit, dry_run=dry_run, fail_at=fail_at) for s in sources
+    ]
+
+
+def _rewrite(log: HistoryLog, new: bytes, step: FailAt) -> bytes:
+    """Replace the log with `new` plus whatever the live file holds past the read; return those extra bytes."""
+    carried: list[bytes] = []
+
+    def copy_tail(handle: BinaryIO) -> None:
+        try:
+            live = log.path.open("rb")
+        except OSError as exc:
+            raise HistoryError(f"{log.path}: cannot reopen the history log ({exc.strerror or exc}); unchanged") from exc
+        with live:
+            info = os.fstat(live.fileno())
+            if (info.st_dev, info.st_ino) != log.identity or info.st_size < log.size:
+                raise HistoryError(
+                    f"{log.path}: the log was replaced or truncated during the run, so it was left as it is "
+                    "(archives already written keep copies of what would have been dropped); run again"
+                )
+            offset = log.size
+            # Copy until two looks in a row find nothing new: the recorder may be mid-write.
+            quiet = 0
+            while quiet < 2:
+                live.seek(offset)
+                chunk = live.read()
+                if chunk:
+                    handle.write(chunk)
+                    carried.append(chunk)
+                    offset += len(chunk)
+                    quiet = 0
+                else:
+                    quiet += 1
+        step("history-written")
+
+    write_atomic(log.path, new, before_replace=copy_tail)
+    return b"".join(carried)

@@ -1,0 +1,167 @@
+"""The `session_history` and `agents` sections of the config: where history logs are and which processors run.
+
+Each processor spec is a frozen dataclass whose `type` field names it, so the config parser can pick the class from a
+YAML item's `type` key. Values are checked here (`__post_init__`), so a bad value is reported with the file, line
+and key like any other config error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Trigger = Literal["on_write", "on_schedule", "on_startup", "on_size_threshold", "nightly"]
+"""When a processor runs by itself (seed 003); parsed and checked now, fired by a later part."""
+
+PLANNED_TYPES = ("summarize", "extract", "embed", "forward")
+"""Processor types the seed names that are planned but not built yet."""
+
+
+def _check_trigger(trigger: str | None, threshold_mb: float | None, interval_minutes: int | None) -> list[str]:
+    """The problems of a processor's trigger fields (an empty list when they fit together)."""
+    problems = []
+    if trigger == "on_size_threshold" and threshold_mb is None:
+        problems.append("trigger on_size_threshold needs threshold_mb")
+    if threshold_mb is not None and trigger != "on_size_threshold":
+        problems.append("threshold_mb is only used with trigger: on_size_threshold")
+    if threshold_mb is not None and threshold_mb <= 0:
+        problems.append("threshold_mb must be more than 0")
+    if trigger == "on_schedule" and interval_minutes is None:
+        problems.append("trigger on_schedule needs interval_minutes (or use trigger: nightly)")
+    if interval_minutes is not None and trigger != "on_schedule":
+        problems.append("interval_minutes is only used with trigger: on_schedule")
+    if interval_minutes is not None and interval_minutes < 1:
+        problems.append("interval_minutes must be at least 1")
+    return problems
+
+
+def _positive(names_values: dict[str, float | None]) -> list[str]:
+    return [f"{name} must be more than 0" for name, value in names_values.items() if value is not None and value <= 0]
+
+
+@dataclass(frozen=True)
+class RetainSpec:
+    """`type: retain`: drop entries older than `max_age_days`, then the oldest until the log fits `max_size_mb`."""
+
+    type: Literal["retain"] = "retain"
+    """The processor type."""
+    max_age_days: float | None = None
+    """Entries older than this many days (before the run's moment) are dropped."""
+    max_size_mb: float | None = None
+    """The oldest entries are dropped until the kept entries take at most this many MiB."""
+    trigger: Trigger | None = None
+    """When it runs by itself; none: only by `companion process`."""
+    threshold_mb: float | None = None
+    """The log size (MiB) that fires `on_size_threshold`."""
+    interval_minutes: int | None = None
+    """The interval of `on_schedule`."""
+
+    def __post_init__(self) -> None:
+        problems = _positive({"max_age_days": self.max_age_days, "max_size_mb": self.max_size_mb})
+        if self.max_age_days is None and self.max_size_mb is None:
+            problems.append("retain needs max_age_days or max_size_mb (or both)")
+        problems += _check_trigger(self.trigger, self.threshold_mb, self.interval_minutes)
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+@dataclass(frozen=True)
+class ArchiveSpec:
+    """`type: archive`: entries older than `older_than_days` (and whatever the list's other processors drop) go into an
+    xz-compressed JSONL file under `destination/<agent>/` before they leave the history."""
+
+    type: Literal["archive"] = "archive"
+    """The processor type."""
+    older_than_days: float | None = None
+    """Entries older than this many days are archived and dropped; none: archive only what other processors drop."""
+    destination: str = "./cold-storage"
+    """The archive folder, relative to the vault root (or absolute); each agent gets its own subfolder."""
+    trigger: Trigger | None = None
+    """When it runs by itself; none: only by `companion process`."""
+    threshold_mb: float | None = None
+    """The log size (MiB) that fires `on_size_threshold`."""
+    interval_minutes: int | None = None
+    """The interval of `on_schedule`."""
+
+    def __post_init__(self) -> None:
+        problems = _positive({"older_than_days": self.older_than_days})
+        if not self.destination.strip():
+            problems.append("destination must name a folder")
+        problems += _check_trigger(self.trigger, self.threshold_mb, self.interval_minutes)
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+@dataclass(frozen=True)
+class RedactSpec:
+    """`type: redact`: replace secrets and personal data in every string value with `[REDACTED:<kind>]`."""
+
+    type: Literal["redact"] = "redact"
+    """The processor type."""
+    patterns: tuple[str, ...] = ()
+    """Extra regular expressions (Python syntax) redacted as `[REDACTED:pattern]`, besides the built-in kinds."""
+    trigger: Trigger | None = None
+    """When it runs by itself; none: only by `companion process`."""
+    threshold_mb: float | None = None
+    """The log size (MiB) that fires `on_size_threshold`."""
+    interval_minutes: int | None = None
+    """The interval of `on_schedule`."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        for pattern in self.patterns:
+            try:
+                compiled = re.compile(pattern)
+            except re.error as exc:
+                problems.append(f"pattern {pattern!r} is not a valid regular expression ({exc})")
+                continue
+            if compiled.search("") is not None:
+                # An empty match would "redact" between every character.
+                problems.append(f"pattern {pattern!r} matches the empty string")
+        problems += _check_trigger(self.trigger, self.threshold_mb, self.interval_minutes)
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+ProcessorSpec = RetainSpec | ArchiveSpec | RedactSpec
+"""Any built processor's settings; the YAML item's `type` key picks the class."""
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """One place history logs live."""
+
+    path: str = "./agents/{agent}/history.jsonl"
+    """A path relative to the vault root (or absolute) with `{agent}` standing for one folder or file name part."""
+
+    def __post_init__(self) -> None:
+        if "{agent}" not in self.path:
+            raise ValueError(f"path {self.path!r} must contain {{agent}}, which names the agent each log belongs to")
+
+
+@dataclass(frozen=True)
+class SessionHistoryConfig:
+    """Where the agents' `history.jsonl` logs are and what is done to them by default."""
+
+    sources: tuple[SourceConfig, ...] = ()
+    """Where the logs are; none configured means `companion process` has nothing to do."""
+    allow_data_loss: bool = False
+    """Let a processor list drop entries with no `archive` processor to keep them."""
+    processors: tuple[ProcessorSpec, ...] = ()
+    """The default processor list, for every agent without its own."""
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """One agent's overrides."""
+
+    processors: tuple[ProcessorSpec, ...] | None = None
+    """This agent's processor list, replacing the default one; none: the default list."""
+    allow_data_loss: bool | None = None
+    """Overrides `session_history.allow_data_loss` for this agent; none: the default."""
+
+
+def spec_types() -> dict[str, type[ProcessorSpec]]:
+    """The built processor types by their `type` name."""
+    return {"retain": RetainSpec, "archive": ArchiveSpec, "redact": RedactSpec}

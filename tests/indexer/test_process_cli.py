@@ -1,0 +1,85 @@
+"""`companion process`: prints what was (or would be) done, --dry-run writes nothing, errors are messages."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from companion.cli import main
+from companion.history import serialize
+from tests.conftest import file_tree
+
+CONFIG = """session_history:
+  sources:
+    - path: ./agents/{agent}/history.jsonl
+  processors:
+    - type: archive
+      older_than_days: 3
+    - type: redact
+"""
+
+AS_OF = "2026-03-22T12:00:00+00:00"
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    (root / ".companion").mkdir(parents=True)
+    (root / ".companion" / "companion.yaml").write_text(CONFIG, encoding="utf-8")
+    now = datetime.fromisoformat(AS_OF)
+    for agent in ("sentinel", "helper"):
+        path = root / "agents" / agent / "history.jsonl"
+        path.parent.mkdir(parents=True)
+        lines = [
+            serialize({"id": f"{agent}-{i}", "ts": (now - timedelta(days=i)).isoformat(), "agent": agent, "r": "ok"})
+            for i in range(6)
+        ]
+        lines.append(serialize({"id": f"{agent}-s", "ts": AS_OF, "agent": agent, "r": "token ghp_" + "x" * 36}))
+        path.write_bytes(b"".join(line + b"\n" for line in lines))
+    return root
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["process", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_dry_run_writes_nothing(vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    before = file_tree(tmp_path)
+    code, out, err = run(capsys, "--vault", str(vault), "--data-dir", str(data), "--as-of", AS_OF, "--dry-run")
+    assert code == 0, err
+    assert file_tree(tmp_path) == before
+    assert "would drop 2" in out and "would archive 2 into" in out and "would replace (redact) 1" in out
+
+
+def test_process_json_and_agent_filter(vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--vault", str(vault), "--data-dir", str(tmp_path / "data"), "--as-of", AS_OF, "--json"]
+    code, out, err = run(capsys, *args, "--agent", "sentinel")
+    assert code == 0, err
+    (report,) = json.loads(out)["agents"]
+    assert report["agent"] == "sentinel" and report["dropped"] == ["sentinel-4", "sentinel-5"]
+    assert report["replaced"] == ["sentinel-s"] and report["archives"][0]["entries"] == 2
+    assert Path(report["archives"][0]["path"]).is_file()
+    assert len((vault / "agents/helper/history.jsonl").read_bytes().splitlines()) == 7  # untouched
+    code, out, err = run(capsys, *args, "--agent", "nobody")
+    assert code == 7 and "nobody" in err and "Traceback" not in err
+
+
+def test_config_errors_name_file_line_and_key(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = vault / ".companion" / "companion.yaml"
+    path.write_text(CONFIG.replace("type: redact", "type: summarize"), encoding="utf-8")
+    code, _, err = run(capsys, "--vault", str(vault))
+    assert code == 2
+    assert f"{path}, line 7: session_history.processors[1].type: unknown processor type 'summarize'" in err
+    assert "built types: retain, archive, redact" in err and "planned but not built yet" in err
+    other = vault.parent / "other.yaml"
+    other.write_text(CONFIG.replace("older_than_days", "older_than"), encoding="utf-8")
+    code, _, err = run(capsys, "--vault", str(vault), "--config", str(other))
+    assert code == 2 and f"{other}, line 6: session_history.processors[0].older_than: unknown key" in err
+    code, _, err = run(capsys, "--vault", str(vault), "--config", str(vault / "missing.yaml"))
+    assert code == 2 and "no such config file" in err
