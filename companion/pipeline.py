@@ -5,8 +5,12 @@ writes the archives atomically, then rewrites the log atomically with the kept l
 replaced ones. Before the rename, bytes appended to the live log since the read are copied onto the new file, so a
 line the recorder writes during a run survives. Anything dropped is archived first when the list has an `archive`
 processor; a list that drops without one is refused unless `allow_data_loss` is set. Redaction runs before every
-other processor, so nothing archived or derived holds what it removes. Every run that changes something is
+other processor, so nothing archived, derived or forwarded holds what it removes. Every run that changes something is
 recorded in the audit log.
+
+A `forward` processor sees every entry read (redacted), wherever it stands in the list, so an entry another processor
+drops in the same run is still forwarded once. Sending happens right after the computation, before anything is
+written; a sink that fails is reported in the run's report and never stops the rest of the run.
 
 The order of writes is what keeps history complete after a crash at any step: archives first (an entry is then in
 the log and the archive), the log's rename second (the entry is then only in the archive), the audit record last.
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
@@ -25,10 +29,12 @@ from companion.atomic import make_folders, write_atomic
 from companion.audit import AuditLog, FileChange, sha256_hex
 from companion.config import CompanionConfig
 from companion.errors import ConfigError, HistoryError, ProcessError
+from companion.forward import ForwardReport, forward_entries, state_file
 from companion.history import BadLine, Entry, HistoryLog, Source, find_sources, read_log
 from companion.processors import (
     ArchiveProcessor,
     Artifact,
+    ForwardProcessor,
     Processor,
     RedactProcessor,
     build_processor,
@@ -92,6 +98,13 @@ class AgentReport:
     """Bytes appended to the log during the run and carried over."""
     dry_run: bool
     """True when nothing was written."""
+    forwards: tuple[ForwardReport, ...] = ()
+    """What each `forward` processor sent (or would send), with any failure to report."""
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The forward failures, each naming the sink and what to do."""
+        return tuple(f.problem for f in self.forwards if f.problem)
 
 
 def plan_for(config: CompanionConfig, agent: str, source: str = "companion.yaml") -> AgentPlan:
@@ -128,6 +141,8 @@ class _Outcome:
     replaced: set[str]
     archives: list[Artifact]
     derived: list[Artifact]
+    # Every entry read, as redaction left it (dropped ones included): what forward processors send.
+    seen: list[Entry] = field(default_factory=list)
 
 
 def _compute(plan: AgentPlan, log: HistoryLog, processors: Sequence[Processor], now: datetime) -> _Outcome:
@@ -164,6 +179,7 @@ def _compute(plan: AgentPlan, log: HistoryLog, processors: Sequence[Processor], 
             "nothing was written. Add an archive processor to the list, or set allow_data_loss: true"
         )
     outcome.archives = [archive_owner[id(p)] for p in archivers if id(p) in archive_owner]
+    outcome.seen = [outcome.current.get(e.id) or outcome.dropped[e.id] for e in log.entries]
     return outcome
 
 
@@ -205,8 +221,13 @@ def run_agent(
     dry_run: bool = False,
     fail_at: FailAt | None = None,
     processors: Sequence[Processor] | None = None,
+    state_dir: Path | None = None,
 ) -> AgentReport:
-    """Run one agent's list over its log at moment `now` (timezone-aware); with `dry_run`, write nothing."""
+    """Run one agent's list over its log at moment `now` (timezone-aware); with `dry_run`, write nothing.
+
+    Forward processors keep their state in `state_dir`; none: in `forward/` of the audit log's data dir, and with no
+    audit log either, hidden next to the history log.
+    """
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
     step = fail_at or (lambda name: None)
@@ -215,6 +236,15 @@ def run_agent(
     chosen = list(processors) if processors is not None else [build_processor(s, vault_root) for s in plan.specs]
     outcome = _compute(plan, log, chosen, now)
     step("computed")
+    if state_dir is None and audit is not None:
+        state_dir = audit.folder.parent / "forward"
+    forwards = tuple(
+        forward_entries(
+            p, source.agent, outcome.seen, state_file(p, source.agent, source.path, state_dir), dry_run=dry_run
+        )
+        for p in chosen
+        if isinstance(p, ForwardProcessor)
+    )
     order = [e.id for e in log.entries]
     dropped = tuple(i for i in order if i in outcome.dropped)
     replaced = tuple(i for i in order if i in outcome.replaced and i not in outcome.dropped)
@@ -230,8 +260,20 @@ def run_agent(
         problems=log.problems,
         appended=0,
         dry_run=dry_run,
+        forwards=forwards,
     )
+    sent = sum(f.sent for f in forwards)
+    forwarded = f", forwarded {sent}" if forwards else ""
     if dry_run or not (dropped or replaced or outcome.archives or outcome.derived):
+        if sent and not dry_run and audit is not None:
+            # Sending copies entries out of the vault: worth a record even when the log itself is unchanged.
+            targets = ", ".join(sorted({f.target for f in forwards if f.sent}))
+            audit.record(
+                source="process",
+                action="forward",
+                summary=f"Forwarded {sent} of {source.agent}'s history entries to {targets}",
+                changes=[],
+            )
         return report
 
     changes: list[FileChange] = []
@@ -254,7 +296,7 @@ def run_agent(
             action="process",
             summary=(
                 f"Processed {source.agent}'s history: dropped {len(dropped)}, replaced {len(replaced)}, "
-                f"archived {sum(w.entries for w in written)}, kept {report.kept}"
+                f"archived {sum(w.entries for w in written)}, kept {report.kept}{forwarded}"
             ),
             changes=changes,
         )
@@ -272,10 +314,12 @@ def process_vault(
     dry_run: bool = False,
     fail_at: FailAt | None = None,
     config_source: str = "companion.yaml",
+    state_dir: Path | None = None,
 ) -> list[AgentReport]:
     """Run every agent's list (or only `agent`'s) over the logs the config's sources find.
 
-    Every agent's list is checked before any log is touched, so a refused list changes nothing anywhere.
+    Every agent's list is checked before any log is touched, so a refused list changes nothing anywhere. `state_dir`
+    is where forward processors remember what they sent (see `run_agent`).
     """
     sources = find_sources(vault_root, config.session_history.sources)
     if not config.session_history.sources:
@@ -289,7 +333,10 @@ def process_vault(
             raise ProcessError(f"{vault_root}: no history log of agent '{agent}' is found by session_history.sources")
     plans = {s.agent: plan_for(config, s.agent, config_source) for s in sources}
     return [
-        run_agent(vault_root, s, plans[s.agent], now, audit=audit, dry_run=dry_run, fail_at=fail_at) for s in sources
+        run_agent(
+            vault_root, s, plans[s.agent], now, audit=audit, dry_run=dry_run, fail_at=fail_at, state_dir=state_dir
+        )
+        for s in sources
     ]
 
 

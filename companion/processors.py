@@ -2,7 +2,8 @@
 
 Processors only compute: they never write. The pipeline (`companion.pipeline`) applies their results, writes derived
 artifacts and rewrites the log, so every processor gets the same safety (archive before drop, atomic rewrites).
-Built: `retain`, `archive`, `redact`. Planned: `summarize`, `extract`, `embed`, `forward`.
+Built: `retain`, `archive`, `redact`, `forward` (whose sending the pipeline does through `companion.forward`).
+Planned: `summarize`, `extract`, `embed`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from companion.history import Entry, serialize
-from companion.specs import ArchiveSpec, ProcessorSpec, RedactSpec, RetainSpec, Trigger
+from companion.specs import ArchiveSpec, ForwardSpec, ProcessorSpec, RedactSpec, RetainSpec, Trigger
 
 
 @dataclass(frozen=True)
@@ -256,10 +257,52 @@ class RedactProcessor:
         return ProcessResult(replace=changed)
 
 
-def build_processor(spec: ProcessorSpec, vault_root: Path) -> RetainProcessor | ArchiveProcessor | RedactProcessor:
+@dataclass(frozen=True)
+class ForwardProcessor:
+    """Names where an agent's entries are forwarded; it never drops or replaces any.
+
+    Sending is a side effect, so (like every write) the pipeline does it, through `companion.forward`, with the
+    entries as redaction left them.
+    """
+
+    spec: ForwardSpec
+    """Its settings."""
+    vault_root: Path
+    """What a relative JSONL path is relative to."""
+    name: str = "forward"
+    """The processor type."""
+
+    @property
+    def triggers(self) -> tuple[Trigger, ...]:
+        """When it runs by itself."""
+        return _triggers(self.spec)
+
+    def jsonl_path(self, agent: str) -> Path:
+        """The agent's JSONL sink file (`{agent}` expanded)."""
+        path = Path(self.spec.jsonl_path.replace("{agent}", agent)).expanduser()
+        return path if path.is_absolute() else self.vault_root / path
+
+    def target(self, agent: str) -> str:
+        """Where `agent`'s entries go: the JSONL file or the webhook URL."""
+        if self.spec.sink == "webhook":
+            return self.spec.url or ""
+        return str(self.jsonl_path(agent))
+
+    def process(self, agent: str, entries: Sequence[Entry], now: datetime) -> ProcessResult:
+        """Nothing to drop or replace: forwarding only copies entries elsewhere."""
+        return ProcessResult()
+
+
+AnyProcessor = RetainProcessor | ArchiveProcessor | RedactProcessor | ForwardProcessor
+"""Any built processor."""
+
+
+def build_processor(spec: ProcessorSpec, vault_root: Path) -> AnyProcessor:
     """The processor a spec describes."""
     if isinstance(spec, RetainSpec):
         return RetainProcessor(spec)
     if isinstance(spec, ArchiveSpec):
         return ArchiveProcessor(spec, vault_root)
+    if isinstance(spec, ForwardSpec):
+        return ForwardProcessor(spec, vault_root)
     return RedactProcessor(spec)

@@ -14,7 +14,7 @@ from typing import Literal
 Trigger = Literal["on_write", "on_schedule", "on_startup", "on_size_threshold", "nightly"]
 """When a processor runs by itself (seed 003); parsed and checked now, fired by a later part."""
 
-PLANNED_TYPES = ("summarize", "extract", "embed", "forward")
+PLANNED_TYPES = ("summarize", "extract", "embed")
 """Processor types the seed names that are planned but not built yet."""
 
 
@@ -124,7 +124,72 @@ class RedactSpec:
             raise ValueError("; ".join(problems))
 
 
-ProcessorSpec = RetainSpec | ArchiveSpec | RedactSpec
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class ForwardSpec:
+    """`type: forward`: send each entry once (redacted, when the list redacts) to a JSONL file or an HTTP webhook."""
+
+    type: Literal["forward"] = "forward"
+    """The processor type."""
+    sink: Literal["jsonl", "webhook"] = "jsonl"
+    """Where entries go: lines appended to a JSONL file, or POSTed as JSON to `url`."""
+    path: str | None = None
+    """The JSONL file (jsonl sink), relative to the vault root (or absolute), `{agent}` expanding to the agent;
+    none: `./forwarded/{agent}.jsonl`."""
+    url: str | None = None
+    """The webhook's http(s) URL (webhook sink); each POST body is `{"agent": ..., "entries": [...]}`."""
+    token_env: str | None = None
+    """The name of the environment variable holding a bearer token for the webhook (never the token itself)."""
+    timeout_s: float = 10.0
+    """Seconds to wait for the webhook's answer to one POST."""
+    retries: int = 3
+    """How many times a failed POST is tried again before the run reports it (later runs send what is left)."""
+    backoff_s: float = 0.5
+    """Seconds before the first retry, doubling before each further one."""
+    batch: int = 100
+    """Entries per POST."""
+    trigger: Trigger | None = None
+    """When it runs by itself; none: only by `companion process`."""
+    threshold_mb: float | None = None
+    """The log size (MiB) that fires `on_size_threshold`."""
+    interval_minutes: int | None = None
+    """The interval of `on_schedule`."""
+
+    def __post_init__(self) -> None:
+        problems = _positive({"timeout_s": self.timeout_s})
+        if self.retries < 0:
+            problems.append("retries must be 0 or more")
+        if self.batch < 1:
+            problems.append("batch must be at least 1")
+        if self.sink == "webhook":
+            if not self.url or not re.match(r"https?://[^\s/]+", self.url):
+                problems.append("sink webhook needs url: an http:// or https:// address")
+            if self.path is not None:
+                problems.append("path is only used with sink: jsonl")
+        else:
+            if self.url is not None or self.token_env is not None:
+                problems.append("url and token_env are only used with sink: webhook")
+            if self.path is not None and not self.path.strip():
+                problems.append("path must name a file")
+        if self.token_env is not None and not _ENV_NAME.fullmatch(self.token_env):
+            # Refuse anything that is not a variable name: a pasted token must not sit in the config file.
+            problems.append(
+                "token_env must be the name of an environment variable holding the token (such as "
+                "FORWARD_TOKEN), never the token itself"
+            )
+        problems += _check_trigger(self.trigger, self.threshold_mb, self.interval_minutes)
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    @property
+    def jsonl_path(self) -> str:
+        """The JSONL sink's path pattern, with its default filled in."""
+        return self.path if self.path is not None else "./forwarded/{agent}.jsonl"
+
+
+ProcessorSpec = RetainSpec | ArchiveSpec | RedactSpec | ForwardSpec
 """Any built processor's settings; the YAML item's `type` key picks the class."""
 
 
@@ -164,4 +229,4 @@ class AgentConfig:
 
 def spec_types() -> dict[str, type[ProcessorSpec]]:
     """The built processor types by their `type` name."""
-    return {"retain": RetainSpec, "archive": ArchiveSpec, "redact": RedactSpec}
+    return {"retain": RetainSpec, "archive": ArchiveSpec, "redact": RedactSpec, "forward": ForwardSpec}

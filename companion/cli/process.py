@@ -1,7 +1,8 @@
-"""`companion process`: run the session post-processors (retain, archive, redact) over the agents' history logs.
+"""`companion process`: run the session post-processors (retain, archive, redact, forward) over the agents' logs.
 
-It reads the logs and the config only, writes archives and rewritten logs (never with `--dry-run`), and records each
-run in the audit log. It never opens the embedding model or the index.
+It reads the logs and the config only, writes archives and rewritten logs and forwards entries (never with
+`--dry-run`), and records each run in the audit log. It never opens the embedding model or the index. A forward sink
+that fails is a warning (in `--json` too), not an error: the rest of the run is written and a later run sends the rest.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ def register(sub: Any) -> None:
     """Add the `process` subcommand."""
     p = sub.add_parser(
         "process",
-        help="run the session post-processors (retain, archive, redact) over the agents' history logs",
+        help="run the session post-processors (retain, archive, redact, forward) over the agents' history logs",
         description="Apply each agent's processor list (session_history and agents in the config) to its "
-        "history.jsonl: drop, archive (xz) and redact entries. With --dry-run, only show what would change.",
+        "history.jsonl: drop, archive (xz), redact and forward entries. With --dry-run, only show what would change "
+        "(and send nothing).",
     )
     add_vault_arguments(p, store=False)
     p.add_argument("--config", metavar="FILE", help="the config file (default: the vault's .companion/companion.yaml)")
@@ -47,9 +49,17 @@ def run(args: argparse.Namespace) -> int:
     config = load_config_file(path, missing_ok=not args.config)
     moment = parse_as_of(args.as_of)
     now = datetime.now(UTC) if moment is None else moment.astimezone()
-    audit = AuditLog(vault_data_dir(root, args.data_dir))
+    data_dir = vault_data_dir(root, args.data_dir)
+    audit = AuditLog(data_dir)
     reports = process_vault(
-        root, config, now, agent=args.agent, audit=audit, dry_run=args.dry_run, config_source=str(path)
+        root,
+        config,
+        now,
+        agent=args.agent,
+        audit=audit,
+        dry_run=args.dry_run,
+        config_source=str(path),
+        state_dir=data_dir / "forward",
     )
     if args.json:
         print_json({"as_of": now.isoformat(), "dry_run": args.dry_run, "agents": [_json(r) for r in reports]})
@@ -74,6 +84,11 @@ def _json(report: AgentReport) -> dict[str, Any]:
         "problems": list(report.problems),
         "appended_bytes": report.appended,
         "dry_run": report.dry_run,
+        "forwards": [
+            {"sink": f.sink, "target": f.target, "sent": f.sent, "pending": f.pending, "problem": f.problem}
+            for f in report.forwards
+        ],
+        "warnings": list(report.warnings),
     }
 
 
@@ -86,5 +101,10 @@ def _print(report: AgentReport) -> None:
         print(f"  {verb}archive {archive.entries} into {archive.path}")
     for artifact in report.derived:
         print(f"  {verb}derive {artifact.kind} {artifact.path}")
-    for problem in report.problems:
+    for forward in report.forwards:
+        print(
+            f"  {verb}forward {forward.sent} to {forward.target}"
+            + (f"; {forward.pending} left" if forward.pending else "")
+        )
+    for problem in report.problems + report.warnings:
         print(f"  warning: {problem}")

@@ -230,7 +230,7 @@ def test_processors_are_read_and_survive_save_and_load(tmp_path: Path) -> None:
         (
             "session_history:\n  processors:\n    - type: summarize\n",
             "line 3: session_history.processors[0].type: unknown processor type 'summarize'; built types: retain, "
-            "archive, redact; summarize, extract, embed, forward are planned but not built yet",
+            "archive, redact, forward; summarize, extract, embed are planned but not built yet",
         ),
         (
             "agents:\n  s:\n    processors:\n      - type: retain\n        max_age: 3\n",

@@ -1,0 +1,277 @@
+"""The `forward` processor against a real local HTTP server and a real JSONL file: each entry once across runs, the
+bearer token from the environment, retries with backoff, failures reported without stopping the rest of the run,
+redaction before anything leaves, dry runs that send nothing."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from companion import forward as forward_module
+from companion.audit import AuditLog
+from companion.cli import main
+from companion.config import parse_config
+from companion.errors import ConfigError
+from companion.history import serialize
+from companion.pipeline import AgentReport, process_vault
+from companion.specs import ForwardSpec
+
+NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
+SECRET_KEY = "sk-" + "A1b2C3d4" * 4
+SECRET_EMAIL = "jane.doe@example.com"
+
+
+@dataclass
+class Hook:
+    """A webhook on 127.0.0.1: records every request and answers with the queued statuses (then 200)."""
+
+    url: str
+    statuses: list[int] = field(default_factory=list)
+    requests: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
+
+    @property
+    def ids(self) -> list[str]:
+        return [e["id"] for _, body in self.requests if body for e in json.loads(body)["entries"]]
+
+
+@pytest.fixture
+def hook() -> Iterator[Hook]:
+    state = Hook(url="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            status = state.statuses.pop(0) if state.statuses else 200
+            state.requests.append((dict(self.headers.items()), body if status == 200 else b""))
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield state
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+@pytest.fixture(autouse=True)
+def no_proxy(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """No proxy between the tests and 127.0.0.1, and retry waits recorded instead of slept."""
+    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    waits: list[float] = []
+    monkeypatch.setattr(forward_module, "_pause", waits.append)
+    return waits
+
+
+def closed_port_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/hook"
+
+
+def write_log(vault: Path, ids_ages: list[tuple[str, float]], agent: str = "sentinel", extra: str = "ok") -> Path:
+    """Append entries (`id`, age in days before NOW) to the agent's log; return the log."""
+    path = vault / "agents" / agent / "history.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        serialize({"id": i, "ts": (NOW - timedelta(days=age)).isoformat(), "agent": agent, "text": extra})
+        for i, age in ids_ages
+    ]
+    with path.open("ab") as handle:
+        handle.write(b"".join(line + b"\n" for line in lines))
+    return path
+
+
+def config(processors: str) -> str:
+    return "session_history:\n  sources:\n    - path: ./agents/{agent}/history.jsonl\n  processors:\n" + processors
+
+
+def webhook(url: str, extra: str = "") -> str:
+    return f"    - type: forward\n      sink: webhook\n      url: {url}\n{extra}"
+
+
+def run(vault: Path, yaml_text: str, **kwargs: object) -> AgentReport:
+    (report,) = process_vault(vault, parse_config(yaml_text), NOW, **kwargs)  # type: ignore[arg-type]
+    return report
+
+
+def test_webhook_gets_each_entry_once_across_runs_with_the_bearer_token(
+    tmp_path: Path, hook: Hook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOOK_TOKEN", "tok-123")
+    write_log(tmp_path, [(f"e{i}", 1) for i in range(5)])
+    text = config(webhook(hook.url, "      token_env: HOOK_TOKEN\n      batch: 2\n"))
+    audit = AuditLog(tmp_path / "data")
+
+    first = run(tmp_path, text, audit=audit)
+    assert first.forwards[0].sent == 5 and first.forwards[0].problem is None and not first.warnings
+    assert len(hook.requests) == 3  # batches of 2, 2, 1
+    headers, body = hook.requests[0]
+    assert headers["Authorization"] == "Bearer tok-123" and headers["Content-Type"] == "application/json"
+    assert json.loads(body)["agent"] == "sentinel"
+    # The state sits in the data dir the audit log uses, not in the vault.
+    assert first.forwards[0].state.parent == tmp_path / "data" / "forward" and first.forwards[0].state.is_file()
+
+    write_log(tmp_path, [("e5", 0)])
+    second = run(tmp_path, text, audit=audit)
+    assert second.forwards[0].sent == 1
+    assert hook.ids == [f"e{i}" for i in range(6)]  # each exactly once
+    assert run(tmp_path, text, audit=audit).forwards[0].sent == 0
+    assert len(hook.requests) == 4
+    assert "Forwarded 1 of sentinel's" in audit.log_path.read_text(encoding="utf-8")
+
+
+def test_unreachable_endpoint_is_retried_reported_and_the_rest_still_applies(
+    tmp_path: Path, hook: Hook, no_proxy: list[float]
+) -> None:
+    log = write_log(tmp_path, [("old", 10), ("new1", 1), ("new2", 0)])
+    lists = """    - type: retain
+      max_age_days: 5
+    - type: archive
+      destination: ./cold
+"""
+    down = closed_port_url()
+    report = run(tmp_path, config(webhook(down, "      retries: 3\n      backoff_s: 0.01\n") + lists))
+    assert no_proxy == [0.01, 0.02, 0.04]  # three retries, doubling
+    (forward,) = report.forwards
+    assert forward.sent == 0 and forward.pending == 3
+    assert forward.problem is not None and down in forward.problem and "after 4 attempts" in forward.problem
+    assert report.warnings == (forward.problem,)
+    # retain and archive were applied and written all the same.
+    assert report.dropped == ("old",) and [line["id"] for line in map(json.loads, log.read_bytes().splitlines())] == [
+        "new1",
+        "new2",
+    ]
+    assert len(list((tmp_path / "cold" / "sentinel").glob("*.jsonl.xz"))) == 1
+    # A later run with the endpoint up sends what is left in the log.
+    later = run(tmp_path, config(webhook(hook.url) + lists))
+    assert later.forwards[0].sent == 2 and hook.ids == ["new1", "new2"]
+
+
+def test_a_500_then_a_200_succeeds_on_retry(tmp_path: Path, hook: Hook, no_proxy: list[float]) -> None:
+    write_log(tmp_path, [("a", 1), ("b", 0)])
+    hook.statuses = [500]
+    report = run(tmp_path, config(webhook(hook.url, "      backoff_s: 0.01\n")))
+    assert report.forwards[0].sent == 2 and report.forwards[0].problem is None
+    assert len(hook.requests) == 2 and no_proxy == [0.01] and hook.ids == ["a", "b"]
+
+
+def test_a_refusal_is_not_retried(tmp_path: Path, hook: Hook, no_proxy: list[float]) -> None:
+    write_log(tmp_path, [("a", 1)])
+    hook.statuses = [401]
+    report = run(tmp_path, config(webhook(hook.url)))
+    assert report.forwards[0].pending == 1 and "HTTP 401" in (report.forwards[0].problem or "")
+    assert len(hook.requests) == 1 and no_proxy == []
+
+
+def test_missing_token_variable_sends_nothing_and_says_so(
+    tmp_path: Path, hook: Hook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NOT_SET_TOKEN", raising=False)
+    write_log(tmp_path, [("a", 1)])
+    report = run(tmp_path, config(webhook(hook.url, "      token_env: NOT_SET_TOKEN\n")))
+    assert "NOT_SET_TOKEN" in (report.forwards[0].problem or "") and hook.requests == []
+
+
+def test_seeded_secrets_never_reach_the_webhook_or_the_jsonl_sink(tmp_path: Path, hook: Hook) -> None:
+    write_log(tmp_path, [("s", 1)], extra=f"key {SECRET_KEY}, mail {SECRET_EMAIL}")
+    # Forward listed before redact: redaction still comes first.
+    text = config(webhook(hook.url) + "    - type: forward\n      path: ./out/{agent}.jsonl\n    - type: redact\n")
+    report = run(tmp_path, text, state_dir=tmp_path / "state")
+    assert [f.sent for f in report.forwards] == [1, 1] and report.replaced == ("s",)
+    sink = (tmp_path / "out" / "sentinel.jsonl").read_bytes()
+    for received in (hook.requests[0][1], sink):
+        text_sent = received.decode("utf-8")
+        assert SECRET_KEY not in text_sent and SECRET_EMAIL not in text_sent
+        assert "[REDACTED:openai_key]" in text_sent and "[REDACTED:email]" in text_sent
+
+
+def test_the_jsonl_sink_appends_and_never_duplicates(tmp_path: Path) -> None:
+    log = write_log(tmp_path, [("a", 2), ("b", 1)])
+    sink = tmp_path / "forwarded" / "sentinel.jsonl"
+    sink.parent.mkdir()
+    sink.write_bytes(b'{"earlier":true}\n')
+    text = config("    - type: forward\n")
+    assert run(tmp_path, text).forwards[0].sent == 2
+    assert run(tmp_path, text).forwards[0].sent == 0
+    write_log(tmp_path, [("c", 0)])
+    assert run(tmp_path, text).forwards[0].sent == 1
+    lines = sink.read_bytes().splitlines()
+    assert lines[0] == b'{"earlier":true}' and lines[1:] == log.read_bytes().splitlines()
+    # Without a data dir, the state hides next to the log.
+    assert [p.name for p in log.parent.glob(".history.jsonl.jsonl-*.forwarded")]
+
+
+def test_dry_run_sends_nothing_and_counts(tmp_path: Path, hook: Hook) -> None:
+    write_log(tmp_path, [("a", 1), ("b", 0)])
+    text = config(webhook(hook.url) + "    - type: forward\n")
+    before = sorted(p for p in tmp_path.rglob("*"))
+    report = run(tmp_path, text, dry_run=True, state_dir=tmp_path / "state")
+    assert [(f.sent, f.pending) for f in report.forwards] == [(2, 0), (2, 0)]
+    assert hook.requests == [] and sorted(p for p in tmp_path.rglob("*")) == before
+
+
+def test_cli_reports_a_failed_sink_as_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_proxy: list[float]
+) -> None:
+    vault = tmp_path / "vault"
+    write_log(vault, [("a", 1)])
+    (vault / ".companion").mkdir()
+    down = closed_port_url()
+    (vault / ".companion" / "companion.yaml").write_text(
+        config(webhook(down, "      retries: 1\n      backoff_s: 0.01\n")), encoding="utf-8"
+    )
+    args = ["process", "--vault", str(vault), "--data-dir", str(tmp_path / "data"), "--as-of", NOW.isoformat()]
+    assert main([*args, "--dry-run"]) == 0
+    assert "would forward 1 to " + down in capsys.readouterr().out
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert f"warning: {down}: could not forward 1 entries" in out
+    assert main([*args, "--json"]) == 0
+    (agent,) = json.loads(capsys.readouterr().out)["agents"]
+    assert agent["forwards"][0]["pending"] == 1 and down in agent["warnings"][0]
+
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        ("sink: webhook\n", "sink webhook needs url"),
+        (f"sink: webhook\n      url: http://x\n      token_env: {SECRET_KEY}\n", "never the token itself"),
+        ("url: http://x\n", "only used with sink: webhook"),
+        ("sink: webhook\n      url: http://x\n      batch: 0\n", "batch must be at least 1"),
+        ("sink: ftp\n", "expected one of 'jsonl', 'webhook'"),
+        ("headers: {}\n", "unknown key 'headers'"),
+    ],
+)
+def test_config_errors(item: str, expected: str) -> None:
+    with pytest.raises(ConfigError, match="line") as caught:
+        parse_config(config(f"    - type: forward\n      {item}"))
+    assert expected in str(caught.value)
+
+
+def test_config_defaults() -> None:
+    (spec,) = parse_config(config("    - type: forward\n")).session_history.processors
+    assert spec == ForwardSpec()
+    assert (spec.jsonl_path, spec.timeout_s, spec.retries, spec.backoff_s, spec.batch) == (
+        "./forwarded/{agent}.jsonl",
+        10.0,
+        3,
+        0.5,
+        100,
+    )
