@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 Trigger = Literal["on_write", "on_schedule", "on_startup", "on_size_threshold", "nightly"]
-"""When a processor runs by itself (seed 003); parsed and checked now, fired by a later part."""
+"""When a processor runs by itself (seed 003); fired by `companion index --watch` (see `companion/triggers.py`)."""
 
 PLANNED_TYPES = ("summarize", "extract", "embed")
 """Processor types the seed names that are planned but not built yet."""

@@ -4,21 +4,30 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import threading
+from datetime import datetime
 from types import FrameType
 from typing import Any
 
+from companion.cli.autoprocess import INTERVAL_S, AutoProcessor
 from companion.cli.output import ProgressBar, print_json
 from companion.cli.workspace import Workspace, add_vault_arguments, open_workspace
 from companion.errors import CompanionError
+from companion.locations import config_path
+from companion.pipeline import AgentReport
+from companion.triggers import Due
 from indexer.lock import WriterLock
 from indexer.sync import Indexer, IndexReport
 
 log = logging.getLogger("companion.index")
 
 RETRY_S = 5.0
+
+TRIGGER_INTERVAL_ENV = "COMPANION_TRIGGER_INTERVAL_S"
+"""Seconds between two trigger checks while watching (tests shorten it); `--trigger-interval` wins over it."""
 
 
 def register(sub: Any) -> None:
@@ -28,6 +37,8 @@ def register(sub: Any) -> None:
     p.add_argument("--watch", action="store_true", help="keep the index fresh until stopped")
     p.add_argument("--rebuild", action="store_true", help="drop the index and build it again")
     p.add_argument("--json", action="store_true", help="print JSON (one object per batch when watching)")
+    # Hidden: how often --watch checks the session-history triggers; only tests need to change it.
+    p.add_argument("--trigger-interval", type=float, metavar="SECONDS", help=argparse.SUPPRESS)
     p.set_defaults(run=run)
 
 
@@ -43,17 +54,83 @@ def run(args: argparse.Namespace) -> int:
                 bar.close()
             _print_report(ws, report, args.json, first=True)
             if args.watch:
-                return _watch(ws, indexer, args.json)
+                return _watch(ws, indexer, args.json, _trigger_interval(args))
     finally:
         ws.close()
     return 0
 
 
-def _watch(ws: Workspace, indexer: Indexer, as_json: bool) -> int:
+def _trigger_interval(args: argparse.Namespace) -> float:
+    value: float | None = args.trigger_interval
+    if value is None:
+        try:
+            value = float(os.environ.get(TRIGGER_INTERVAL_ENV, INTERVAL_S))
+        except ValueError:
+            value = INTERVAL_S
+    return max(0.05, value)
+
+
+def _auto_processor(ws: Workspace, as_json: bool, interval_s: float, emit: threading.Lock) -> AutoProcessor | None:
+    """The trigger thread of the session-history processors, when the config names history sources."""
+    if not ws.config.session_history.sources:
+        return None
+
+    def on_run(due: Due, reports: list[AgentReport]) -> None:
+        with emit:
+            for r in reports:
+                if as_json:
+                    print_json(
+                        {
+                            "event": "processed",
+                            "agent": r.agent,
+                            "source": str(r.source),
+                            "reasons": list(due.reasons),
+                            "entries": r.entries,
+                            "kept": r.kept,
+                            "dropped": len(r.dropped),
+                            "replaced": len(r.replaced),
+                            "archived": sum(a.entries for a in r.archives),
+                        }
+                    )
+                else:
+                    log.info(
+                        "processed %s (%s): %d entries, kept %d, dropped %d, replaced %d, archived %d",
+                        r.agent,
+                        ", ".join(due.reasons),
+                        r.entries,
+                        r.kept,
+                        len(r.dropped),
+                        len(r.replaced),
+                        sum(a.entries for a in r.archives),
+                    )
+
+    def on_error(agent: str, exc: Exception) -> None:
+        with emit:
+            if as_json:
+                print_json({"event": "process_error", "agent": agent or None, "error": str(exc)})
+            elif isinstance(exc, CompanionError | ValueError):
+                log.error("session processing%s: %s", f" of {agent}" if agent else "", exc)
+            else:
+                log.error("session processing%s failed", f" of {agent}" if agent else "", exc_info=exc)
+
+    return AutoProcessor(
+        ws.root,
+        ws.config,
+        ws.data_dir,
+        clock=lambda: datetime.now().astimezone(),
+        on_run=on_run,
+        on_error=on_error,
+        interval_s=interval_s,
+        config_source=str(config_path(ws.root)),
+    )
+
+
+def _watch(ws: Workspace, indexer: Indexer, as_json: bool, trigger_interval_s: float = INTERVAL_S) -> int:
     from indexer.watcher import watch  # deferred: watchfiles is only needed here
 
     logging.getLogger().setLevel(logging.INFO)
     stop = threading.Event()
+    emit = threading.Lock()  # the trigger thread prints too: one JSON line must never cut into another
 
     def _stop(signum: int, frame: FrameType | None) -> None:
         log.info("stopping (%s)", signal.Signals(signum).name)
@@ -63,43 +140,61 @@ def _watch(ws: Workspace, indexer: Indexer, as_json: bool) -> int:
     signal.signal(signal.SIGTERM, _stop)
     total = IndexReport()
 
+    auto = _auto_processor(ws, as_json, trigger_interval_s, emit)
+
     def on_batch(report: IndexReport, events: int) -> None:
         total.merge(report)
-        if as_json:
-            print_json({"event": "batch", "events": events, **report.as_dict()})
-        else:
-            log.info(
-                "batch of %d events: %d indexed, %d renamed, %d deleted, %d skipped, %d chunks embedded (%.0f ms)",
-                events,
-                report.notes_indexed,
-                report.notes_renamed,
-                report.notes_deleted,
-                report.notes_skipped,
-                report.chunks_embedded,
-                report.elapsed_s * 1000,
-            )
-            for path, reason in report.skipped:
-                log.warning("skipped %s: %s", path, reason)
+        if auto is not None:
+            # A batch means the vault is busy; the history logs are stat'ed by the trigger thread itself,
+            # since the note watcher filters out `.jsonl` files and dot-folders.
+            auto.poke()
+        with emit:
+            _log_batch(report, events, as_json)
 
     def on_ready() -> None:
-        if as_json:
-            print_json({"event": "watching", "vault": str(ws.root)})
-        else:
-            log.info("watching %s (%s)", ws.root, ws.store_kind)
+        with emit:
+            if as_json:
+                print_json({"event": "watching", "vault": str(ws.root)})
+            else:
+                log.info("watching %s (%s)", ws.root, ws.store_kind)
 
-    while not stop.is_set():
-        try:
-            watch(indexer, stop, on_batch, debounce_ms=1600, step_ms=50, on_ready=on_ready)
-        except CompanionError as exc:
-            # The store or the model failed mid-batch; the journal keeps the index consistent, and the
-            # next attempt's catch-up sync redoes what was lost.
-            log.error("%s (retrying in %.0f s)", exc, RETRY_S)
-            stop.wait(RETRY_S)
+    if auto is not None:
+        auto.start()
+    try:
+        while not stop.is_set():
+            try:
+                watch(indexer, stop, on_batch, debounce_ms=1600, step_ms=50, on_ready=on_ready)
+            except CompanionError as exc:
+                # The store or the model failed mid-batch; the journal keeps the index consistent, and the
+                # next attempt's catch-up sync redoes what was lost.
+                log.error("%s (retrying in %.0f s)", exc, RETRY_S)
+                stop.wait(RETRY_S)
+    finally:
+        if auto is not None and not auto.stop():
+            log.warning("a session-history run is still going; it is left to finish or be cut (logs stay whole)")
     if as_json:
         print_json({"event": "stopped", **total.as_dict()})
     else:
         log.info("stopped after %d notes indexed in this session", total.notes_indexed)
     return 0
+
+
+def _log_batch(report: IndexReport, events: int, as_json: bool) -> None:
+    if as_json:
+        print_json({"event": "batch", "events": events, **report.as_dict()})
+        return
+    log.info(
+        "batch of %d events: %d indexed, %d renamed, %d deleted, %d skipped, %d chunks embedded (%.0f ms)",
+        events,
+        report.notes_indexed,
+        report.notes_renamed,
+        report.notes_deleted,
+        report.notes_skipped,
+        report.chunks_embedded,
+        report.elapsed_s * 1000,
+    )
+    for path, reason in report.skipped:
+        log.warning("skipped %s: %s", path, reason)
 
 
 def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool) -> None:
