@@ -10,7 +10,9 @@ recorded in the audit log.
 
 A `forward` processor sees every entry read (redacted), wherever it stands in the list, so an entry another processor
 drops in the same run is still forwarded once. Sending happens right after the computation, before anything is
-written; a sink that fails is reported in the run's report and never stops the rest of the run.
+written; a sink that fails is reported in the run's report and never stops the rest of the run. A `summarize`
+processor likewise sees every entry read (redacted); its note is written atomically before the archives (it derives
+from the log and never takes anything out of it), and recorded in the run's audit record with its source and model.
 
 The order of writes is what keeps history complete after a crash at any step: archives first (an entry is then in
 the log and the archive), the log's rename second (the entry is then only in the archive), the audit record last.
@@ -19,7 +21,7 @@ the log and the archive), the log's rename second (the entry is then only in the
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -37,11 +39,13 @@ from companion.processors import (
     ForwardProcessor,
     Processor,
     RedactProcessor,
+    SummarizeProcessor,
     build_processor,
 )
 from companion.specs import ProcessorSpec
+from companion.summarize import PROMPT_VERSION, SummaryReport, summarize_agent
 
-STEPS = ("read", "computed", "archived", "history-written", "replaced", "recorded")
+STEPS = ("read", "computed", "summarized", "archived", "history-written", "replaced", "recorded")
 """The steps of a run, in order; `fail_at` is called with each name once that step is done."""
 
 FailAt = Callable[[str], None]
@@ -100,11 +104,15 @@ class AgentReport:
     """True when nothing was written."""
     forwards: tuple[ForwardReport, ...] = ()
     """What each `forward` processor sent (or would send), with any failure to report."""
+    summaries: tuple[SummaryReport, ...] = ()
+    """What each `summarize` processor wrote (or would write, or left alone and why)."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """The forward failures, each naming the sink and what to do."""
-        return tuple(f.problem for f in self.forwards if f.problem)
+        """The forward failures and summary problems, each naming the sink or note and what to do."""
+        return tuple(f.problem for f in self.forwards if f.problem) + tuple(
+            w for s in self.summaries for w in s.warnings
+        )
 
 
 def plan_for(config: CompanionConfig, agent: str, source: str = "companion.yaml") -> AgentPlan:
@@ -222,11 +230,13 @@ def run_agent(
     fail_at: FailAt | None = None,
     processors: Sequence[Processor] | None = None,
     state_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> AgentReport:
     """Run one agent's list over its log at moment `now` (timezone-aware); with `dry_run`, write nothing.
 
     Forward processors keep their state in `state_dir`; none: in `forward/` of the audit log's data dir, and with no
-    audit log either, hidden next to the history log.
+    audit log either, hidden next to the history log. `environ` (default: the process's) holds the auto-write,
+    dedupe and token variables summaries read.
     """
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
@@ -245,6 +255,12 @@ def run_agent(
         for p in chosen
         if isinstance(p, ForwardProcessor)
     )
+    env = os.environ if environ is None else environ
+    summaries = tuple(
+        summarize_agent(p, source.agent, source.path, outcome.seen, now, environ=env, dry_run=dry_run)
+        for p in chosen
+        if isinstance(p, SummarizeProcessor)
+    )
     order = [e.id for e in log.entries]
     dropped = tuple(i for i in order if i in outcome.dropped)
     replaced = tuple(i for i in order if i in outcome.replaced and i not in outcome.dropped)
@@ -261,11 +277,30 @@ def run_agent(
         appended=0,
         dry_run=dry_run,
         forwards=forwards,
+        summaries=summaries,
     )
     sent = sum(f.sent for f in forwards)
     forwarded = f", forwarded {sent}" if forwards else ""
-    if dry_run or not (dropped or replaced or outcome.archives or outcome.derived):
-        if sent and not dry_run and audit is not None:
+    if dry_run:
+        return report
+    summary_changes, summaries = _write_summaries(vault_root, summaries, audit)
+    report = replace(report, summaries=summaries)
+    noted = "".join(
+        f"; summary {_rel(vault_root, s.path)} from {_rel(vault_root, source.path)} by {s.generated_by}"
+        + (f" (prompt {PROMPT_VERSION})" if s.generated_by != "extractive" else "")
+        for s in summaries
+        if s.written
+    )
+    step("summarized")
+    if not (dropped or replaced or outcome.archives or outcome.derived):
+        if summary_changes and audit is not None:
+            audit.record(
+                source="process",
+                action="summarize",
+                summary=f"Summarized {source.agent}'s history{noted}{forwarded}",
+                changes=summary_changes,
+            )
+        elif sent and audit is not None:
             # Sending copies entries out of the vault: worth a record even when the log itself is unchanged.
             targets = ", ".join(sorted({f.target for f in forwards if f.sent}))
             audit.record(
@@ -276,7 +311,7 @@ def run_agent(
             )
         return report
 
-    changes: list[FileChange] = []
+    changes: list[FileChange] = list(summary_changes)
     written: list[ArchiveWrite] = []
     for artifact in outcome.archives:
         make_folders(artifact.path.parent)
@@ -296,12 +331,43 @@ def run_agent(
             action="process",
             summary=(
                 f"Processed {source.agent}'s history: dropped {len(dropped)}, replaced {len(replaced)}, "
-                f"archived {sum(w.entries for w in written)}, kept {report.kept}{forwarded}"
+                f"archived {sum(w.entries for w in written)}, kept {report.kept}{forwarded}{noted}"
             ),
             changes=changes,
         )
     step("recorded")
     return replace(report, archives=tuple(written), appended=len(tail) - (len(log.content) - log.size))
+
+
+def _write_summaries(
+    vault_root: Path, summaries: Sequence[SummaryReport], audit: AuditLog | None
+) -> tuple[list[FileChange], tuple[SummaryReport, ...]]:
+    """Write each summary note that changed, atomically; a note that cannot be written becomes a warning."""
+    changes: list[FileChange] = []
+    out: list[SummaryReport] = []
+    for summary in summaries:
+        if summary.action != "write":
+            out.append(summary)
+            continue
+        try:
+            if audit is not None:
+                # Both states kept, so the audit log can show (and restore) what the note said before.
+                if summary.before is not None:
+                    audit.store_blob(summary.before)
+                audit.store_blob(summary.content)
+            make_folders(summary.path.parent)
+            write_atomic(summary.path, summary.content)
+        except OSError as exc:
+            problem = (
+                f"{summary.path}: cannot write the summary note ({exc.strerror or exc}); the history is unaffected; "
+                "check the folder is writable and run again"
+            )
+            out.append(replace(summary, action="skip", reason="not written", warnings=(*summary.warnings, problem)))
+            continue
+        before = sha256_hex(summary.before) if summary.before is not None else None
+        changes.append(FileChange(_rel(vault_root, summary.path), before, sha256_hex(summary.content)))
+        out.append(replace(summary, written=True))
+    return changes, tuple(out)
 
 
 def process_vault(
@@ -315,6 +381,7 @@ def process_vault(
     fail_at: FailAt | None = None,
     config_source: str = "companion.yaml",
     state_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> list[AgentReport]:
     """Run every agent's list (or only `agent`'s) over the logs the config's sources find.
 
@@ -334,7 +401,15 @@ def process_vault(
     plans = {s.agent: plan_for(config, s.agent, config_source) for s in sources}
     return [
         run_agent(
-            vault_root, s, plans[s.agent], now, audit=audit, dry_run=dry_run, fail_at=fail_at, state_dir=state_dir
+            vault_root,
+            s,
+            plans[s.agent],
+            now,
+            audit=audit,
+            dry_run=dry_run,
+            fail_at=fail_at,
+            state_dir=state_dir,
+            environ=environ,
         )
         for s in sources
     ]

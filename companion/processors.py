@@ -2,8 +2,8 @@
 
 Processors only compute: they never write. The pipeline (`companion.pipeline`) applies their results, writes derived
 artifacts and rewrites the log, so every processor gets the same safety (archive before drop, atomic rewrites).
-Built: `retain`, `archive`, `redact`, `forward` (whose sending the pipeline does through `companion.forward`).
-Planned: `summarize`, `extract`, `embed`.
+Built: `retain`, `archive`, `redact`, `forward` (whose sending the pipeline does through `companion.forward`) and
+`summarize` (whose note the pipeline writes through `companion.summarize`). Planned: `extract`, `embed`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from companion.history import Entry, serialize
-from companion.specs import ArchiveSpec, ForwardSpec, ProcessorSpec, RedactSpec, RetainSpec, Trigger
+from companion.specs import (
+    ArchiveSpec,
+    ForwardSpec,
+    ProcessorSpec,
+    RedactSpec,
+    RetainSpec,
+    SummarizeSpec,
+    Trigger,
+)
 
 
 @dataclass(frozen=True)
@@ -293,7 +301,36 @@ class ForwardProcessor:
         return ProcessResult()
 
 
-AnyProcessor = RetainProcessor | ArchiveProcessor | RedactProcessor | ForwardProcessor
+@dataclass(frozen=True)
+class SummarizeProcessor:
+    """Names the agent's rolling summary note; it never drops or replaces entries.
+
+    Asking a model and writing the note are side effects, so the pipeline does them, through `companion.summarize`,
+    with the entries as redaction left them.
+    """
+
+    spec: SummarizeSpec
+    """Its settings."""
+    vault_root: Path
+    """What the note's path is relative to."""
+    name: str = "summarize"
+    """The processor type."""
+
+    @property
+    def triggers(self) -> tuple[Trigger, ...]:
+        """When it runs by itself."""
+        return _triggers(self.spec)
+
+    def note_path(self, agent: str) -> Path:
+        """The agent's summary note (`{agent}` expanded), under the vault root."""
+        return self.vault_root / self.spec.output.replace("{agent}", agent)
+
+    def process(self, agent: str, entries: Sequence[Entry], now: datetime) -> ProcessResult:
+        """Nothing to drop or replace: summarizing only reads entries."""
+        return ProcessResult()
+
+
+AnyProcessor = RetainProcessor | ArchiveProcessor | RedactProcessor | ForwardProcessor | SummarizeProcessor
 """Any built processor."""
 
 
@@ -305,4 +342,6 @@ def build_processor(spec: ProcessorSpec, vault_root: Path) -> AnyProcessor:
         return ArchiveProcessor(spec, vault_root)
     if isinstance(spec, ForwardSpec):
         return ForwardProcessor(spec, vault_root)
+    if isinstance(spec, SummarizeSpec):
+        return SummarizeProcessor(spec, vault_root)
     return RedactProcessor(spec)

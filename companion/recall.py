@@ -14,6 +14,7 @@ writes either; access statistics are recorded only when the caller says an item 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
@@ -32,6 +33,7 @@ from companion.sessions import SessionSummary, session_datetime
 from companion.temporal import TemporalItem, is_pure_recap, recap_boost, recent_items
 from companion.vault import ObsidianVault
 
+_COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
 _GRAPH_SOURCES = 10  # strongest candidates whose links count as a relevance signal
 _GRAPH_EXPAND = 3  # strongest candidates whose neighbours are added as candidates
 
@@ -199,12 +201,14 @@ class Recall:
         return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
 
     def latest_summary(self, as_of: dt.datetime | None = None) -> tuple[str, str] | None:
-        """(path, body) of the newest `type: summary` note up to `as_of`, or None."""
+        """(path, body) of the newest `type: summary` note up to `as_of`, or None; `%% comments %%` are left out, as
+        Obsidian leaves them out of what it shows."""
         info = self.index.latest_of_type("summary", local_moment(as_of).date())
         if info is None:
             return None
         try:
-            return info.path, self.vault.read_note(info.path).body.strip()
+            body = self.vault.read_note(info.path).body
+            return info.path, _COMMENT.sub("", body).strip()
         except NoteError as exc:
             self.vault.problems.append((exc.path, exc.reason))
             return None

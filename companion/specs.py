@@ -14,7 +14,7 @@ from typing import Literal
 Trigger = Literal["on_write", "on_schedule", "on_startup", "on_size_threshold", "nightly"]
 """When a processor runs by itself (seed 003); fired by `companion index --watch` (see `companion/triggers.py`)."""
 
-PLANNED_TYPES = ("summarize", "extract", "embed")
+PLANNED_TYPES = ("extract", "embed")
 """Processor types the seed names that are planned but not built yet."""
 
 
@@ -189,7 +189,83 @@ class ForwardSpec:
         return self.path if self.path is not None else "./forwarded/{agent}.jsonl"
 
 
-ProcessorSpec = RetainSpec | ArchiveSpec | RedactSpec | ForwardSpec
+@dataclass(frozen=True)
+class SummarizeSpec:
+    """`type: summarize`: a rolling summary note of the agent's recent entries, updated in place in the vault.
+
+    Extractive and offline by default; with `url` and `model`, an OpenAI-compatible `/chat/completions` endpoint
+    proposes the text, which is validated and replaced by the extractive summary when it is unusable or unreachable.
+    """
+
+    type: Literal["summarize"] = "summarize"
+    """The processor type."""
+    output: str = "Memory/Summaries/{agent}.md"
+    """The summary note, relative to the vault root, `{agent}` expanding to the agent; inside the vault, never in a
+    dot-folder."""
+    max_entries: int = 200
+    """How many of the newest entries the summary covers."""
+    sentences: int = 8
+    """How many sentences the extractive summary keeps (and the model is asked for)."""
+    url: str | None = None
+    """An OpenAI-compatible endpoint (its base such as `http://localhost:11434/v1`, or the full `/chat/completions`
+    address); none: extractive only."""
+    model: str | None = None
+    """The model the endpoint is asked for (needed with `url`)."""
+    token_env: str | None = None
+    """The name of the environment variable holding the endpoint's bearer token (never the token itself)."""
+    timeout_s: float = 60.0
+    """Seconds to wait for the endpoint's answer."""
+    max_chars: int = 4000
+    """The longest reply accepted from the model; a longer one is rejected in favour of the extractive summary."""
+    trigger: Trigger | None = None
+    """When it runs by itself; none: only by `companion process`."""
+    threshold_mb: float | None = None
+    """The log size (MiB) that fires `on_size_threshold`."""
+    interval_minutes: int | None = None
+    """The interval of `on_schedule`."""
+
+    def __post_init__(self) -> None:
+        problems = _positive({"timeout_s": self.timeout_s})
+        problems += output_problems(self.output)
+        if self.max_entries < 1:
+            problems.append("max_entries must be at least 1")
+        if self.sentences < 1:
+            problems.append("sentences must be at least 1")
+        if self.max_chars < 100:
+            problems.append("max_chars must be at least 100")
+        if self.url is not None and not re.match(r"https?://[^\s/]+", self.url):
+            problems.append("url must be an http:// or https:// address")
+        if self.url is not None and not (self.model or "").strip():
+            problems.append("url needs model: the name of the model the endpoint serves")
+        if self.url is None and (self.model is not None or self.token_env is not None):
+            problems.append("model and token_env are only used with url")
+        if self.token_env is not None and not _ENV_NAME.fullmatch(self.token_env):
+            problems.append(
+                "token_env must be the name of an environment variable holding the token (such as "
+                "SUMMARY_TOKEN), never the token itself"
+            )
+        problems += _check_trigger(self.trigger, self.threshold_mb, self.interval_minutes)
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+def output_problems(output: str) -> list[str]:
+    """The problems of a derived note's vault-relative path pattern (an empty list when it is usable)."""
+    path = output.replace("\\", "/")
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    if not parts or not path.endswith(".md"):
+        return ["output must be a vault-relative path of a .md note, such as Memory/Summaries/{agent}.md"]
+    if path.startswith("/") or re.match(r"[A-Za-z]:", path) or path.startswith("~"):
+        return ["output must be relative to the vault root, not absolute"]
+    if any(part == ".." for part in parts):
+        return ["output must stay inside the vault (no '..')"]
+    if any(part.startswith(".") for part in parts):
+        # Dot-folders (.obsidian, .companion, .trash) are not notes: Obsidian and the indexer skip them.
+        return ["output must not be in a dot-folder or a dot-file"]
+    return []
+
+
+ProcessorSpec = RetainSpec | ArchiveSpec | RedactSpec | ForwardSpec | SummarizeSpec
 """Any built processor's settings; the YAML item's `type` key picks the class."""
 
 
@@ -229,4 +305,10 @@ class AgentConfig:
 
 def spec_types() -> dict[str, type[ProcessorSpec]]:
     """The built processor types by their `type` name."""
-    return {"retain": RetainSpec, "archive": ArchiveSpec, "redact": RedactSpec, "forward": ForwardSpec}
+    return {
+        "retain": RetainSpec,
+        "archive": ArchiveSpec,
+        "redact": RedactSpec,
+        "forward": ForwardSpec,
+        "summarize": SummarizeSpec,
+    }

@@ -61,6 +61,7 @@ def build(engine: Recall, recalled: RecalledContext, budget: int, count: TokenCo
         # Temporal items are listed under recent sessions already (seed 002: never repeated); a weak match is noise.
         for item in recalled.results[: engine.policy.warm_results]
         if item.tier != "temporal"
+        and (summary is None or item.path != summary[0])  # the latest summary is in already, whole
         and item.explanation is not None
         and item.explanation.relevance >= MIN_RELEVANCE
         and (text := engine.passage(item))

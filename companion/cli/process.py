@@ -1,8 +1,9 @@
-"""`companion process`: run the session post-processors (retain, archive, redact, forward) over the agents' logs.
+"""`companion process`: run the session post-processors (retain, archive, redact, forward, summarize) over the logs.
 
-It reads the logs and the config only, writes archives and rewritten logs and forwards entries (never with
-`--dry-run`), and records each run in the audit log. It never opens the embedding model or the index. A forward sink
-that fails is a warning (in `--json` too), not an error: the rest of the run is written and a later run sends the rest.
+It reads the logs and the config only, writes archives, rewritten logs and summary notes and forwards entries
+(never with `--dry-run`), and records each run in the audit log. It never opens the embedding model or the index. A
+forward sink or a summary endpoint that fails is a warning (in `--json` too), not an error: the rest of the run is
+written, a later run sends the rest, and the summary falls back to the extractive one.
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ def register(sub: Any) -> None:
     """Add the `process` subcommand."""
     p = sub.add_parser(
         "process",
-        help="run the session post-processors (retain, archive, redact, forward) over the agents' history logs",
+        help="run the session post-processors (retain, archive, redact, forward, summarize) over the agents' logs",
         description="Apply each agent's processor list (session_history and agents in the config) to its "
-        "history.jsonl: drop, archive (xz), redact and forward entries. With --dry-run, only show what would change "
+        "history.jsonl: drop, archive (xz), redact and forward entries, and write rolling summary notes. With "
+        "--dry-run, only show what would change "
         "(and send nothing).",
     )
     add_vault_arguments(p, store=False)
@@ -88,6 +90,17 @@ def _json(report: AgentReport) -> dict[str, Any]:
             {"sink": f.sink, "target": f.target, "sent": f.sent, "pending": f.pending, "problem": f.problem}
             for f in report.forwards
         ],
+        "summaries": [
+            {
+                "path": str(s.path),
+                "entries": s.entries,
+                "generated_by": s.generated_by,
+                "action": s.action,
+                "written": s.written,
+                "reason": s.reason,
+            }
+            for s in report.summaries
+        ],
         "warnings": list(report.warnings),
     }
 
@@ -106,5 +119,17 @@ def _print(report: AgentReport) -> None:
             f"  {verb}forward {forward.sent} to {forward.target}"
             + (f"; {forward.pending} left" if forward.pending else "")
         )
+    for summary in report.summaries:
+        if summary.action == "skip":
+            print(f"  summary {summary.path} left alone: {summary.reason}")
+        elif summary.action == "unchanged":
+            print(f"  summary {summary.path} is up to date")
+        else:
+            model = (
+                "; the model is not asked in a dry run"
+                if report.dry_run and summary.generated_by != "extractive"
+                else ""
+            )
+            print(f"  {verb}write summary {summary.path} ({summary.generated_by}, {summary.entries} entries{model})")
     for problem in report.problems + report.warnings:
         print(f"  warning: {problem}")

@@ -380,3 +380,23 @@ def test_a_pinned_note_keeps_the_ceiling_and_an_archived_one_leaves_recall(fresh
     ws.indexer().sync()
     paths_now = [i.path for i in engine(ws).recall("chalet host Favre", as_of=NOW).results]
     assert chalet not in paths_now and f"archive/{chalet}" not in paths_now
+
+
+def test_the_latest_summary_goes_in_once_without_obsidian_comments(fresh: tuple[Path, Workspace]) -> None:
+    from companion.cli.context import build
+
+    root, ws = fresh
+    write(
+        root,
+        "Memory/Summaries/alice.md",
+        "---\ntype: summary\ndate: 2026-11-22\n---\n- The chalet host is Mme Favre.\n\n"
+        "%% companion: end of summary %%\n%% a private comment %%\n",
+    )
+    ws.indexer().sync()
+    recall = engine(ws)
+    recalled = recall.recall("chalet host summary Favre", as_of=NOW)
+    assembled = build(recall, recalled, 2000, lambda text: len(text.split()))
+    summaries = [p for p in assembled.pieces if p.kind == "summary"]
+    assert [p.text for p in summaries] == ["- The chalet host is Mme Favre."]
+    assert all(p.source != "Memory/Summaries/alice.md" for p in assembled.pieces if p.kind == "entity")
+    assert "%%" not in assembled.text
