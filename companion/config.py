@@ -293,7 +293,8 @@ def _build_tagged(classes: tuple[Any, ...], node: Node, key: str, source: str, l
         if isinstance(key_node, ScalarNode) and key_node.value == "type":
             tag = value_node.value if isinstance(value_node, ScalarNode) else None
             if tag not in by_tag:
-                planned = f"{', '.join(PLANNED_TYPES)} are planned but not built yet"
+                verb = "is" if len(PLANNED_TYPES) == 1 else "are"
+                planned = f"{', '.join(PLANNED_TYPES)} {verb} planned but not built yet"
                 raise _fail(
                     source,
                     value_node,

@@ -13,6 +13,7 @@ drops in the same run is still forwarded once. Sending happens right after the c
 written; a sink that fails is reported in the run's report and never stops the rest of the run. A `summarize`
 processor likewise sees every entry read (redacted); its note is written atomically before the archives (it derives
 from the log and never takes anything out of it), and recorded in the run's audit record with its source and model.
+An `extract` processor's memory notes are written the same way, right after the summary notes.
 
 The order of writes is what keeps history complete after a crash at any step: archives first (an entry is then in
 the log and the archive), the log's rename second (the entry is then only in the archive), the audit record last.
@@ -31,11 +32,13 @@ from companion.atomic import make_folders, write_atomic
 from companion.audit import AuditLog, FileChange, sha256_hex
 from companion.config import CompanionConfig
 from companion.errors import ConfigError, HistoryError, ProcessError
+from companion.extract import EXTRACTED_BY, ExtractReport, extract_agent
 from companion.forward import ForwardReport, forward_entries, state_file
 from companion.history import BadLine, Entry, HistoryLog, Source, find_sources, read_log
 from companion.processors import (
     ArchiveProcessor,
     Artifact,
+    ExtractProcessor,
     ForwardProcessor,
     Processor,
     RedactProcessor,
@@ -106,12 +109,16 @@ class AgentReport:
     """What each `forward` processor sent (or would send), with any failure to report."""
     summaries: tuple[SummaryReport, ...] = ()
     """What each `summarize` processor wrote (or would write, or left alone and why)."""
+    extracts: tuple[ExtractReport, ...] = ()
+    """What each `extract` processor wrote (or would write), with the notes it left alone."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
         """The forward failures and summary problems, each naming the sink or note and what to do."""
-        return tuple(f.problem for f in self.forwards if f.problem) + tuple(
-            w for s in self.summaries for w in s.warnings
+        return (
+            tuple(f.problem for f in self.forwards if f.problem)
+            + tuple(w for s in self.summaries for w in s.warnings)
+            + tuple(w for x in self.extracts for w in x.warnings)
         )
 
 
@@ -261,6 +268,13 @@ def run_agent(
         for p in chosen
         if isinstance(p, SummarizeProcessor)
     )
+    # Extracted notes link back to the list's summary note when it has one.
+    summarizer = next((p for p in chosen if isinstance(p, SummarizeProcessor)), None)
+    extracts = tuple(
+        extract_agent(p, source.agent, source.path, outcome.seen, environ=env, summary=summarizer)
+        for p in chosen
+        if isinstance(p, ExtractProcessor)
+    )
     order = [e.id for e in log.entries]
     dropped = tuple(i for i in order if i in outcome.dropped)
     replaced = tuple(i for i in order if i in outcome.replaced and i not in outcome.dropped)
@@ -278,26 +292,36 @@ def run_agent(
         dry_run=dry_run,
         forwards=forwards,
         summaries=summaries,
+        extracts=extracts,
     )
     sent = sum(f.sent for f in forwards)
     forwarded = f", forwarded {sent}" if forwards else ""
     if dry_run:
         return report
     summary_changes, summaries = _write_summaries(vault_root, summaries, audit)
-    report = replace(report, summaries=summaries)
+    extract_changes, extracts = _write_extracts(vault_root, extracts, audit)
+    summary_changes += extract_changes
+    report = replace(report, summaries=summaries, extracts=extracts)
     noted = "".join(
         f"; summary {_rel(vault_root, s.path)} from {_rel(vault_root, source.path)} by {s.generated_by}"
         + (f" (prompt {PROMPT_VERSION})" if s.generated_by != "extractive" else "")
         for s in summaries
         if s.written
+    ) + "".join(
+        f"; {len(w)} extracted notes in {_rel(vault_root, x.folder)} from {_rel(vault_root, source.path)} by "
+        f"{EXTRACTED_BY}"
+        for x in extracts
+        if (w := [n for n in x.notes if n.written])
     )
     step("summarized")
     if not (dropped or replaced or outcome.archives or outcome.derived):
         if summary_changes and audit is not None:
+            summarized = any(s.written for s in summaries)
+            verb = "Summarized" if summarized else "Extracted from"
             audit.record(
                 source="process",
-                action="summarize",
-                summary=f"Summarized {source.agent}'s history{noted}{forwarded}",
+                action="summarize" if summarized else "extract",
+                summary=f"{verb} {source.agent}'s history{noted}{forwarded}",
                 changes=summary_changes,
             )
         elif sent and audit is not None:
@@ -367,6 +391,36 @@ def _write_summaries(
         before = sha256_hex(summary.before) if summary.before is not None else None
         changes.append(FileChange(_rel(vault_root, summary.path), before, sha256_hex(summary.content)))
         out.append(replace(summary, written=True))
+    return changes, tuple(out)
+
+
+def _write_extracts(
+    vault_root: Path, extracts: Sequence[ExtractReport], audit: AuditLog | None
+) -> tuple[list[FileChange], tuple[ExtractReport, ...]]:
+    """Write each extracted note atomically (before and after kept in the audit log); a failure becomes a warning."""
+    changes: list[FileChange] = []
+    out: list[ExtractReport] = []
+    for report in extracts:
+        notes = []
+        warnings = list(report.warnings)
+        for note in report.notes:
+            try:
+                if audit is not None:
+                    if note.before is not None:
+                        audit.store_blob(note.before)
+                    audit.store_blob(note.content)
+                make_folders(note.path.parent)
+                write_atomic(note.path, note.content)
+            except OSError as exc:
+                warnings.append(
+                    f"{note.path}: cannot write the extracted note ({exc.strerror or exc}); the history is "
+                    "unaffected; check the folder is writable and run again"
+                )
+                continue
+            before = sha256_hex(note.before) if note.before is not None else None
+            changes.append(FileChange(_rel(vault_root, note.path), before, sha256_hex(note.content)))
+            notes.append(replace(note, written=True))
+        out.append(replace(report, notes=tuple(notes), warnings=tuple(warnings)))
     return changes, tuple(out)
 
 

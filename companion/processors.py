@@ -3,7 +3,8 @@
 Processors only compute: they never write. The pipeline (`companion.pipeline`) applies their results, writes derived
 artifacts and rewrites the log, so every processor gets the same safety (archive before drop, atomic rewrites).
 Built: `retain`, `archive`, `redact`, `forward` (whose sending the pipeline does through `companion.forward`) and
-`summarize` (whose note the pipeline writes through `companion.summarize`). Planned: `extract`, `embed`.
+`summarize` (whose note the pipeline writes through `companion.summarize`) and `extract` (whose memory notes the
+pipeline writes through `companion.extract`). Planned: `embed`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, Protocol
 from companion.history import Entry, serialize
 from companion.specs import (
     ArchiveSpec,
+    ExtractSpec,
     ForwardSpec,
     ProcessorSpec,
     RedactSpec,
@@ -330,7 +332,38 @@ class SummarizeProcessor:
         return ProcessResult()
 
 
-AnyProcessor = RetainProcessor | ArchiveProcessor | RedactProcessor | ForwardProcessor | SummarizeProcessor
+@dataclass(frozen=True)
+class ExtractProcessor:
+    """Names the folder of the agent's extracted memory notes; it never drops or replaces entries.
+
+    Writing the notes is a side effect, so the pipeline does it, through `companion.extract`, with the entries as
+    redaction left them.
+    """
+
+    spec: ExtractSpec
+    """Its settings."""
+    vault_root: Path
+    """What the folder is relative to."""
+    name: str = "extract"
+    """The processor type."""
+
+    @property
+    def triggers(self) -> tuple[Trigger, ...]:
+        """When it runs by itself."""
+        return _triggers(self.spec)
+
+    def folder(self, agent: str) -> Path:
+        """The agent's extracted-notes folder (`{agent}` expanded), under the vault root."""
+        return self.vault_root / self.spec.folder.replace("{agent}", agent)
+
+    def process(self, agent: str, entries: Sequence[Entry], now: datetime) -> ProcessResult:
+        """Nothing to drop or replace: extracting only reads entries."""
+        return ProcessResult()
+
+
+AnyProcessor = (
+    RetainProcessor | ArchiveProcessor | RedactProcessor | ForwardProcessor | SummarizeProcessor | ExtractProcessor
+)
 """Any built processor."""
 
 
@@ -344,4 +377,6 @@ def build_processor(spec: ProcessorSpec, vault_root: Path) -> AnyProcessor:
         return ForwardProcessor(spec, vault_root)
     if isinstance(spec, SummarizeSpec):
         return SummarizeProcessor(spec, vault_root)
+    if isinstance(spec, ExtractSpec):
+        return ExtractProcessor(spec, vault_root)
     return RedactProcessor(spec)

@@ -14,7 +14,7 @@ from typing import Literal
 Trigger = Literal["on_write", "on_schedule", "on_startup", "on_size_threshold", "nightly"]
 """When a processor runs by itself (seed 003); fired by `companion index --watch` (see `companion/triggers.py`)."""
 
-PLANNED_TYPES = ("extract", "embed")
+PLANNED_TYPES = ("embed",)
 """Processor types the seed names that are planned but not built yet."""
 
 
@@ -249,6 +249,45 @@ class SummarizeSpec:
             raise ValueError("; ".join(problems))
 
 
+EXTRACT_KINDS = ("fact", "decision", "task")
+"""The kinds of memory note the `extract` processor writes."""
+
+
+@dataclass(frozen=True)
+class ExtractSpec:
+    """`type: extract`: facts, decisions and tasks found in the entries' text (offline rules, no model), each written
+    as a typed memory note under `folder` with a link back to the agent's summary note or log."""
+
+    type: Literal["extract"] = "extract"
+    """The processor type."""
+    folder: str = "Memory/Extracted"
+    """The notes' folder, relative to the vault root (`{agent}` expands to the agent); never a dot-folder."""
+    kinds: tuple[str, ...] = EXTRACT_KINDS
+    """Which kinds to extract: any of fact, decision, task (`AGENT_VAULT_AUTO_WRITE=research` keeps fact and
+    decision only)."""
+    max_notes: int = 10
+    """The write budget of one run: at most this many notes created or updated."""
+    trigger: Trigger | None = None
+    """When it runs by itself; none: only by `companion process`."""
+    threshold_mb: float | None = None
+    """The log size (MiB) that fires `on_size_threshold`."""
+    interval_minutes: int | None = None
+    """The interval of `on_schedule`."""
+
+    def __post_init__(self) -> None:
+        problems = [p.replace("output must", "folder must") for p in output_problems(self.folder + "/x.md")]
+        unknown = [kind for kind in self.kinds if kind not in EXTRACT_KINDS]
+        if unknown:
+            problems.append(f"kinds: {', '.join(map(repr, unknown))} unknown; use any of {', '.join(EXTRACT_KINDS)}")
+        if not self.kinds:
+            problems.append("kinds must name at least one of " + ", ".join(EXTRACT_KINDS))
+        if self.max_notes < 1:
+            problems.append("max_notes must be at least 1")
+        problems += _check_trigger(self.trigger, self.threshold_mb, self.interval_minutes)
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
 def output_problems(output: str) -> list[str]:
     """The problems of a derived note's vault-relative path pattern (an empty list when it is usable)."""
     path = output.replace("\\", "/")
@@ -265,7 +304,7 @@ def output_problems(output: str) -> list[str]:
     return []
 
 
-ProcessorSpec = RetainSpec | ArchiveSpec | RedactSpec | ForwardSpec | SummarizeSpec
+ProcessorSpec = RetainSpec | ArchiveSpec | RedactSpec | ForwardSpec | SummarizeSpec | ExtractSpec
 """Any built processor's settings; the YAML item's `type` key picks the class."""
 
 
@@ -311,4 +350,5 @@ def spec_types() -> dict[str, type[ProcessorSpec]]:
         "redact": RedactSpec,
         "forward": ForwardSpec,
         "summarize": SummarizeSpec,
+        "extract": ExtractSpec,
     }

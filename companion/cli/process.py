@@ -1,6 +1,6 @@
-"""`companion process`: run the session post-processors (retain, archive, redact, forward, summarize) over the logs.
+"""`companion process`: run the session post-processors (retain, archive, redact, forward, summarize, extract).
 
-It reads the logs and the config only, writes archives, rewritten logs and summary notes and forwards entries
+It reads the logs and the config only, writes archives, rewritten logs, summary and extracted notes and forwards entries
 (never with `--dry-run`), and records each run in the audit log. It never opens the embedding model or the index. A
 forward sink or a summary endpoint that fails is a warning (in `--json` too), not an error: the rest of the run is
 written, a later run sends the rest, and the summary falls back to the extractive one.
@@ -101,6 +101,27 @@ def _json(report: AgentReport) -> dict[str, Any]:
             }
             for s in report.summaries
         ],
+        "extracts": [
+            {
+                "folder": str(x.folder),
+                "found": x.found,
+                "known": x.known,
+                "over_budget": x.over_budget,
+                "reason": x.reason,
+                "notes": [
+                    {
+                        "path": str(n.path),
+                        "kind": n.finding.kind,
+                        "confidence": n.finding.confidence,
+                        "entry": n.finding.entry.id,
+                        "action": n.action,
+                        "written": n.written,
+                    }
+                    for n in x.notes
+                ],
+            }
+            for x in report.extracts
+        ],
         "warnings": list(report.warnings),
     }
 
@@ -131,5 +152,13 @@ def _print(report: AgentReport) -> None:
                 else ""
             )
             print(f"  {verb}write summary {summary.path} ({summary.generated_by}, {summary.entries} entries{model})")
+    for extract in report.extracts:
+        if extract.reason:
+            print(f"  extract into {extract.folder}: {extract.reason}")
+        for note in extract.notes:
+            what = "create" if note.action == "create" else "append to"
+            print(f"  {verb}{what} {note.finding.kind} note {note.path} ({note.finding.confidence:.2f})")
+        if extract.over_budget:
+            print(f"  {extract.over_budget} more extracted notes left for a later run (max_notes)")
     for problem in report.problems + report.warnings:
         print(f"  warning: {problem}")
