@@ -71,3 +71,9 @@ class ProcessError(CompanionError):
     """A post-processing run was refused or failed; the message says what was (and was not) written."""
 
     exit_code = 7
+
+
+class ArchiveError(CompanionError):
+    """An archive file (`.jsonl.xz`) of the cold tier cannot be read; listings and searches skip it and go on."""
+
+    exit_code = 8

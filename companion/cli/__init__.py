@@ -13,7 +13,21 @@ from companion.errors import CompanionError
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (each command module adds its own subcommand)."""
-    from companion.cli import bench, context, curate, demo, doctor, eval, graph, index, process, recall, recent, tui
+    from companion.cli import (
+        archives,
+        bench,
+        context,
+        curate,
+        demo,
+        doctor,
+        eval,
+        graph,
+        index,
+        process,
+        recall,
+        recent,
+        tui,
+    )
 
     parser = argparse.ArgumentParser(
         prog="companion",
@@ -22,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"companion {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (tui, index, recall, recent, context, graph, curate, process, eval, doctor, demo, bench):
+    for module in (tui, index, recall, recent, context, graph, curate, process, archives, eval, doctor, demo, bench):
         module.register(sub)
     return parser
 
