@@ -17,6 +17,7 @@ import json
 import os
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -78,7 +79,8 @@ def forward_entries(
     target = processor.target(agent)
 
     def report(sent: int, pending: int, problem: str | None = None) -> ForwardReport:
-        return ForwardReport(spec.sink, target, state, sent, pending, problem)
+        shown = shown_url(target) if spec.sink == "webhook" else target
+        return ForwardReport(spec.sink, shown, state, sent, pending, problem)
 
     try:
         done = _read_state(state)
@@ -198,10 +200,21 @@ def _token(processor: ForwardProcessor, environ: Mapping[str, str]) -> str | Non
     token = environ.get(name, "")
     if not token:
         raise ForwardError(
-            f"{processor.spec.url}: the environment variable {name} (token_env) is not set, so nothing was sent; "
-            "set it to the webhook's bearer token and run again"
+            f"{shown_url(processor.spec.url or '')}: the environment variable {name} (token_env) is not set, so "
+            "nothing was sent; set it to the webhook's bearer token and run again"
         )
     return token
+
+
+def shown_url(url: str) -> str:
+    """A webhook URL as messages, reports and the audit log show it: scheme and host only, since the path, the query
+    and any `user:password@` often carry a secret (Slack-style `/services/...`, `?token=`)."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    rest = "/…" if parts.path.strip("/") or parts.query else ""
+    return f"{parts.scheme}://{host}{rest}" if parts.scheme else url
 
 
 # Statuses worth trying again: the server is busy or failing, not refusing this request.
@@ -212,6 +225,7 @@ def _post(processor: ForwardProcessor, agent: str, entries: Sequence[Entry], tok
     """POST one batch, retrying failures with doubling backoff; `ForwardError` once the retries are used up."""
     spec = processor.spec
     url = spec.url or ""
+    shown = shown_url(url)
     body = json.dumps({"agent": agent, "entries": [entry.data for entry in entries]}, ensure_ascii=False)
     headers = {"Content-Type": "application/json", "User-Agent": "vault-companion"}
     if token is not None:
@@ -231,12 +245,12 @@ def _post(processor: ForwardProcessor, agent: str, entries: Sequence[Entry], tok
             exc.close()
             if exc.code not in _RETRY_STATUSES:
                 raise ForwardError(
-                    f"{url}: the webhook refused {len(entries)} entries of agent '{agent}' ({last}); they stay "
+                    f"{shown}: the webhook refused {len(entries)} entries of agent '{agent}' ({last}); they stay "
                     "unsent; check the URL and token_env, and a later run sends them"
                 ) from None
         except (OSError, http.client.HTTPException) as exc:  # URLError, refused connections, timeouts, bad replies
             last = str(getattr(exc, "reason", None) or exc) or type(exc).__name__
     raise ForwardError(
-        f"{url}: could not forward {len(entries)} entries of agent '{agent}' after {attempts} attempts ({last}); "
+        f"{shown}: could not forward {len(entries)} entries of agent '{agent}' after {attempts} attempts ({last}); "
         "they stay unsent and a later run sends them; check the webhook is up and reachable"
     )

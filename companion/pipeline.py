@@ -21,8 +21,10 @@ the log and the archive), the log's rename second (the entry is then only in the
 
 from __future__ import annotations
 
+import fcntl
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -247,6 +249,38 @@ def run_agent(
     """
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
+    if dry_run:
+        return _run_agent(vault_root, source, plan, now, audit, True, fail_at, processors, state_dir, environ)
+    with _one_run_per_log(source.path):
+        return _run_agent(vault_root, source, plan, now, audit, False, fail_at, processors, state_dir, environ)
+
+
+@contextmanager
+def _one_run_per_log(path: Path) -> Iterator[None]:
+    """An exclusive `flock` on the log's folder for a whole run: a manual `companion process` and the trigger
+    thread of `index --watch` take turns, instead of one renaming the log under the other (whose rewrite, and the
+    lines appended to it, would be lost). The folder is locked, so no lock file is left beside the log."""
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _run_agent(
+    vault_root: Path,
+    source: Source,
+    plan: AgentPlan,
+    now: datetime,
+    audit: AuditLog | None,
+    dry_run: bool,
+    fail_at: FailAt | None,
+    processors: Sequence[Processor] | None,
+    state_dir: Path | None,
+    environ: Mapping[str, str] | None,
+) -> AgentReport:
     step = fail_at or (lambda name: None)
     log = read_log(source.path, source.agent)
     step("read")
@@ -470,35 +504,51 @@ def process_vault(
 
 
 def _rewrite(log: HistoryLog, new: bytes, step: FailAt) -> bytes:
-    """Replace the log with `new` plus whatever the live file holds past the read; return those extra bytes."""
+    """Replace the log with `new` plus whatever the live file holds past the read; return those extra bytes.
+
+    The old file stays open across the rename and is drained once more afterwards: a line the recorder appended
+    between the last copy and the rename went to the old file, and is carried over instead of vanishing with it.
+    (A recorder that keeps its handle open for good goes on writing to the old file; it must reopen the log per
+    append, as log rotation also requires.)
+    """
     carried: list[bytes] = []
+    try:
+        live = log.path.open("rb")
+    except OSError as exc:
+        raise HistoryError(f"{log.path}: cannot reopen the history log ({exc.strerror or exc}); unchanged") from exc
+    offset = log.size
+
+    def copy_from_live(handle: BinaryIO) -> None:
+        nonlocal offset
+        # Copy until two looks in a row find nothing new: the recorder may be mid-write.
+        quiet = 0
+        while quiet < 2:
+            live.seek(offset)
+            chunk = live.read()
+            if chunk:
+                handle.write(chunk)
+                carried.append(chunk)
+                offset += len(chunk)
+                quiet = 0
+            else:
+                quiet += 1
 
     def copy_tail(handle: BinaryIO) -> None:
-        try:
-            live = log.path.open("rb")
-        except OSError as exc:
-            raise HistoryError(f"{log.path}: cannot reopen the history log ({exc.strerror or exc}); unchanged") from exc
-        with live:
-            info = os.fstat(live.fileno())
-            if (info.st_dev, info.st_ino) != log.identity or info.st_size < log.size:
-                raise HistoryError(
-                    f"{log.path}: the log was replaced or truncated during the run, so it was left as it is "
-                    "(archives already written keep copies of what would have been dropped); run again"
-                )
-            offset = log.size
-            # Copy until two looks in a row find nothing new: the recorder may be mid-write.
-            quiet = 0
-            while quiet < 2:
-                live.seek(offset)
-                chunk = live.read()
-                if chunk:
-                    handle.write(chunk)
-                    carried.append(chunk)
-                    offset += len(chunk)
-                    quiet = 0
-                else:
-                    quiet += 1
+        info = os.fstat(live.fileno())
+        if (info.st_dev, info.st_ino) != log.identity or info.st_size < log.size:
+            raise HistoryError(
+                f"{log.path}: the log was replaced or truncated during the run, so it was left as it is "
+                "(archives already written keep copies of what would have been dropped); run again"
+            )
+        copy_from_live(handle)
         step("history-written")
 
-    write_atomic(log.path, new, before_replace=copy_tail)
+    with live:
+        write_atomic(log.path, new, before_replace=copy_tail)
+        late = len(carried)
+        with log.path.open("ab") as now_live:
+            copy_from_live(now_live)
+            if len(carried) > late:
+                now_live.flush()
+                os.fsync(now_live.fileno())
     return b"".join(carried)

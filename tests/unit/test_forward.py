@@ -20,6 +20,7 @@ from companion.audit import AuditLog
 from companion.cli import main
 from companion.config import parse_config
 from companion.errors import ConfigError
+from companion.forward import shown_url
 from companion.history import serialize
 from companion.pipeline import AgentReport, process_vault
 from companion.specs import ForwardSpec
@@ -151,7 +152,7 @@ def test_unreachable_endpoint_is_retried_reported_and_the_rest_still_applies(
     assert no_proxy == [0.01, 0.02, 0.04]  # three retries, doubling
     (forward,) = report.forwards
     assert forward.sent == 0 and forward.pending == 3
-    assert forward.problem is not None and down in forward.problem and "after 4 attempts" in forward.problem
+    assert forward.problem is not None and shown_url(down) in forward.problem and "after 4 attempts" in forward.problem
     assert report.warnings == (forward.problem,)
     # retain and archive were applied and written all the same.
     assert report.dropped == ("old",) and [line["id"] for line in map(json.loads, log.read_bytes().splitlines())] == [
@@ -239,13 +240,13 @@ def test_cli_reports_a_failed_sink_as_a_warning(
     )
     args = ["process", "--vault", str(vault), "--data-dir", str(tmp_path / "data"), "--as-of", NOW.isoformat()]
     assert main([*args, "--dry-run"]) == 0
-    assert "would forward 1 to " + down in capsys.readouterr().out
+    assert "would forward 1 to " + shown_url(down) in capsys.readouterr().out
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert f"warning: {down}: could not forward 1 entries" in out
+    assert f"warning: {shown_url(down)}: could not forward 1 entries" in out
     assert main([*args, "--json"]) == 0
     (agent,) = json.loads(capsys.readouterr().out)["agents"]
-    assert agent["forwards"][0]["pending"] == 1 and down in agent["warnings"][0]
+    assert agent["forwards"][0]["pending"] == 1 and shown_url(down) in agent["warnings"][0]
 
 
 @pytest.mark.parametrize(
@@ -275,3 +276,9 @@ def test_config_defaults() -> None:
         0.5,
         100,
     )
+
+
+def test_a_webhook_url_is_shown_without_its_secret_parts() -> None:
+    shown = shown_url("https://user:pass@hooks.example.com:8443/services/T000/B000/XXXX?token=abc")
+    assert shown == "https://hooks.example.com:8443/…"
+    assert shown_url("http://127.0.0.1:9000") == "http://127.0.0.1:9000"

@@ -190,3 +190,46 @@ def test_redaction_comes_before_archival(tmp_path: Path) -> None:
 def test_nothing_configured_is_an_error_naming_the_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"session_history\.sources"):
         process_vault(tmp_path, CompanionConfig(), NOW)
+
+
+def test_a_line_written_through_an_old_handle_just_before_the_rename_is_carried_over(tmp_path: Path) -> None:
+    original = heartbeat_log(tmp_path, days=5, every_minutes=60)
+    path = tmp_path / "agents" / "sentinel" / "history.jsonl"
+    late = serialize({"id": "late", "ts": NOW.isoformat(), "agent": "sentinel", "response": "HEARTBEAT_OK"})
+    recorder = path.open("ab")  # opened before the run: it writes to the file the run is about to replace
+
+    def append(name: str) -> None:
+        if name == "history-written":  # after the last copy of the tail, before the rename
+            recorder.write(late + b"\n")
+            recorder.flush()
+
+    try:
+        process_vault(tmp_path, parse_config(HEARTBEAT), NOW, fail_at=append)
+    finally:
+        recorder.close()
+    history = history_lines(tmp_path)
+    assert history[-1] == late
+    assert sorted(history[:-1] + archived_lines(tmp_path)) == sorted(original)
+
+
+def test_two_runs_on_one_log_take_turns(tmp_path: Path) -> None:
+    import threading
+
+    original = heartbeat_log(tmp_path, days=5, every_minutes=60)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            process_vault(tmp_path, parse_config(HEARTBEAT), NOW)
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    history = history_lines(tmp_path)
+    assert len(history) == 3 * 24 + 1
+    assert set(history) | set(archived_lines(tmp_path)) == set(original)
