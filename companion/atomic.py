@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from pathlib import Path
 from typing import BinaryIO
 
@@ -74,6 +74,16 @@ def write_atomic(path: Path, data: bytes, before_replace: Callable[[BinaryIO], N
         tmp.unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
+
+
+def unused_path(first: Path, numbered: Callable[[int], Path], taken: Container[Path] = ()) -> Path:
+    """`first` when no file is there (and it is not in `taken`), else the first free `numbered(2)`, `numbered(3)`…:
+    a new file never overwrites another."""
+    candidate, n = first, 1
+    while candidate.exists() or candidate in taken:
+        n += 1
+        candidate = numbered(n)
+    return candidate
 
 
 def remove_durably(path: Path) -> None:

@@ -9,7 +9,6 @@ every file's bytes before and after, which is what `Curator.undo` restores from.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import posixpath
@@ -27,6 +26,7 @@ from companion.atomic import make_folders, remove_durably, write_atomic
 from companion.audit import AuditEntry, AuditLog, FileChange, sha256_hex
 from companion.config import CompanionConfig
 from companion.errors import CurationError, NoteError
+from companion.folderlock import folder_lock
 from companion.frontmatter_edit import line_ending, properties, remove_field, set_field, split_body
 from companion.links import frontmatter_tags, merge_tags
 from companion.notes import Note
@@ -381,14 +381,8 @@ class Curator:
         pass the digest check and the second silently undoes the first's write. The folder itself is locked, so no
         lock file is created anywhere (a refused curation leaves no trace) and every curator of the vault agrees.
         """
-        with self._lock:
-            fd = os.open(self.root, os.O_RDONLY)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)  # another process's curation takes a moment: wait for it
-                yield
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-                os.close(fd)
+        with self._lock, folder_lock(self.root):
+            yield
 
     def _undo(self, entry_id: str | None) -> AuditEntry:
         if entry_id is None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from companion.atomic import unused_path
 from companion.errors import CompanionError
 from companion.frontmatter_edit import properties, scalar
 from companion.history import Entry
@@ -251,11 +252,7 @@ def _rel(vault_root: Path, path: Path) -> str:
 
 def _free(path: Path, taken: set[Path]) -> Path:
     # Deduplication off (or an unreadable same-named file): a new name, never an overwrite.
-    candidate, n = path, 1
-    while candidate.exists() or candidate in taken:
-        n += 1
-        candidate = path.with_name(f"{path.stem} {n}.md")
-    return candidate
+    return unused_path(path, lambda n: path.with_name(f"{path.stem} {n}.md"), taken)
 
 
 def extract_agent(

@@ -21,20 +21,20 @@ the log and the archive), the log's rename second (the entry is then only in the
 
 from __future__ import annotations
 
-import fcntl
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from companion.atomic import make_folders, write_atomic
+from companion.atomic import make_folders, unused_path, write_atomic
 from companion.audit import AuditLog, FileChange, sha256_hex
 from companion.config import CompanionConfig
 from companion.errors import ConfigError, HistoryError, ProcessError
 from companion.extract import EXTRACTED_BY, ExtractReport, extract_agent
+from companion.folderlock import folder_lock
 from companion.forward import ForwardReport, forward_entries, state_file
 from companion.history import BadLine, Entry, HistoryLog, Source, find_sources, read_log
 from companion.processors import (
@@ -214,11 +214,7 @@ def _new_lines(log: HistoryLog, outcome: _Outcome) -> bytes:
 
 def _free_path(path: Path) -> Path:
     # Two runs in the same second (or a crashed run's leftover) must never overwrite an archive.
-    candidate, n = path, 1
-    while candidate.exists():
-        n += 1
-        candidate = path.with_name(path.name.replace(".jsonl.xz", f"-{n}.jsonl.xz"))
-    return candidate
+    return unused_path(path, lambda n: path.with_name(path.name.replace(".jsonl.xz", f"-{n}.jsonl.xz")))
 
 
 def _rel(vault_root: Path, path: Path) -> str:
@@ -255,18 +251,11 @@ def run_agent(
         return _run_agent(vault_root, source, plan, now, audit, False, fail_at, processors, state_dir, environ)
 
 
-@contextmanager
-def _one_run_per_log(path: Path) -> Iterator[None]:
-    """An exclusive `flock` on the log's folder for a whole run: a manual `companion process` and the trigger
-    thread of `index --watch` take turns, instead of one renaming the log under the other (whose rewrite, and the
-    lines appended to it, would be lost). The folder is locked, so no lock file is left beside the log."""
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+def _one_run_per_log(path: Path) -> AbstractContextManager[None]:
+    """The log's folder, locked for a whole run: a manual `companion process` and the trigger thread of
+    `index --watch` take turns, instead of one renaming the log under the other (whose rewrite, and the lines
+    appended to it, would be lost)."""
+    return folder_lock(path.parent)
 
 
 def _run_agent(
@@ -397,6 +386,20 @@ def _run_agent(
     return replace(report, archives=tuple(written), appended=len(tail) - (len(log.content) - log.size))
 
 
+def _write_note(
+    vault_root: Path, path: Path, before: bytes | None, content: bytes, audit: AuditLog | None
+) -> FileChange:
+    """Write one derived note atomically, its before and after states kept in the audit log (so it can show, and
+    restore, what the note said); `OSError` when it cannot be written."""
+    if audit is not None:
+        if before is not None:
+            audit.store_blob(before)
+        audit.store_blob(content)
+    make_folders(path.parent)
+    write_atomic(path, content)
+    return FileChange(_rel(vault_root, path), sha256_hex(before) if before is not None else None, sha256_hex(content))
+
+
 def _write_summaries(
     vault_root: Path, summaries: Sequence[SummaryReport], audit: AuditLog | None
 ) -> tuple[list[FileChange], tuple[SummaryReport, ...]]:
@@ -408,13 +411,7 @@ def _write_summaries(
             out.append(summary)
             continue
         try:
-            if audit is not None:
-                # Both states kept, so the audit log can show (and restore) what the note said before.
-                if summary.before is not None:
-                    audit.store_blob(summary.before)
-                audit.store_blob(summary.content)
-            make_folders(summary.path.parent)
-            write_atomic(summary.path, summary.content)
+            change = _write_note(vault_root, summary.path, summary.before, summary.content, audit)
         except OSError as exc:
             problem = (
                 f"{summary.path}: cannot write the summary note ({exc.strerror or exc}); the history is unaffected; "
@@ -422,8 +419,7 @@ def _write_summaries(
             )
             out.append(replace(summary, action="skip", reason="not written", warnings=(*summary.warnings, problem)))
             continue
-        before = sha256_hex(summary.before) if summary.before is not None else None
-        changes.append(FileChange(_rel(vault_root, summary.path), before, sha256_hex(summary.content)))
+        changes.append(change)
         out.append(replace(summary, written=True))
     return changes, tuple(out)
 
@@ -439,20 +435,14 @@ def _write_extracts(
         warnings = list(report.warnings)
         for note in report.notes:
             try:
-                if audit is not None:
-                    if note.before is not None:
-                        audit.store_blob(note.before)
-                    audit.store_blob(note.content)
-                make_folders(note.path.parent)
-                write_atomic(note.path, note.content)
+                change = _write_note(vault_root, note.path, note.before, note.content, audit)
             except OSError as exc:
                 warnings.append(
                     f"{note.path}: cannot write the extracted note ({exc.strerror or exc}); the history is "
                     "unaffected; check the folder is writable and run again"
                 )
                 continue
-            before = sha256_hex(note.before) if note.before is not None else None
-            changes.append(FileChange(_rel(vault_root, note.path), before, sha256_hex(note.content)))
+            changes.append(change)
             notes.append(replace(note, written=True))
         out.append(replace(report, notes=tuple(notes), warnings=tuple(warnings)))
     return changes, tuple(out)

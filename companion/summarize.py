@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 import yaml
 
+from companion.atomic import unused_path
 from companion.errors import CompanionError, CurationError, ProcessError
 from companion.frontmatter_edit import properties, scalar
 from companion.history import Entry
@@ -331,11 +332,8 @@ def _target(processor: SummarizeProcessor, agent: str, dedupe: bool, now: dateti
     if dedupe or not path.exists():
         return path
     # Deduplication off: a new note per run, never an overwrite of an earlier one.
-    candidate, n = path.with_name(f"{path.stem} {now:%Y-%m-%d %H%M%S}.md"), 1
-    while candidate.exists():
-        n += 1
-        candidate = path.with_name(f"{path.stem} {now:%Y-%m-%d %H%M%S}-{n}.md")
-    return candidate
+    stamped = f"{path.stem} {now:%Y-%m-%d %H%M%S}"
+    return unused_path(path.with_name(f"{stamped}.md"), lambda n: path.with_name(f"{stamped}-{n}.md"))
 
 
 def summarize_agent(

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -67,3 +71,31 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
 def file_tree(root: Path) -> dict[str, bytes]:
     """Every file under `root` by relative POSIX path, with its bytes."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def write_history(vault: Path, texts: list[str], now: datetime, agent: str = "trader", **fields: str) -> Path:
+    """An agent's `history.jsonl` with one entry per text, an hour apart, the last an hour before `now`."""
+    from companion.history import serialize
+
+    path = vault / "agents" / agent / "history.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i, text in enumerate(texts):
+        ts = now - timedelta(hours=len(texts) - i)
+        lines.append(serialize({"id": f"e{i}", "ts": ts.isoformat(), "agent": agent, **fields, "text": text}))
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    return path
+
+
+@contextmanager
+def local_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A real HTTP server on a free loopback port, answering with `handler`; yields `http://127.0.0.1:PORT`."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -4,7 +4,7 @@ of the user's left alone, dry runs, the audit record."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,6 +16,7 @@ from companion.errors import ConfigError
 from companion.extract import classify, make_title
 from companion.history import serialize
 from companion.pipeline import AgentReport, process_vault
+from tests.conftest import write_history
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
 SECRET_KEY = "sk-" + "A1b2C3d4" * 4
@@ -40,14 +41,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def write_log(vault: Path, texts: list[str], agent: str = "trader") -> Path:
-    path = vault / "agents" / agent / "history.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lines = []
-    for i, text in enumerate(texts):
-        ts = NOW - timedelta(hours=len(texts) - i)
-        lines.append(serialize({"id": f"e{i}", "ts": ts.isoformat(), "agent": agent, "text": text}))
-    path.write_bytes(b"".join(line + b"\n" for line in lines))
-    return path
+    return write_history(vault, texts, NOW, agent)
 
 
 def config(item: str = "    - type: extract\n", before: str = "") -> str:

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ from companion.forward import shown_url
 from companion.history import serialize
 from companion.pipeline import AgentReport, process_vault
 from companion.specs import ForwardSpec
+from tests.conftest import local_http
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
 SECRET_KEY = "sk-" + "A1b2C3d4" * 4
@@ -59,14 +59,9 @@ def hook() -> Iterator[Hook]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield state
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    with local_http(Handler) as base:
+        state.url = base + "/hook"
+        yield state
 
 
 @pytest.fixture(autouse=True)

@@ -7,6 +7,7 @@ import sys
 
 DOMAIN_AND_INDEXER = [
     "companion.atomic",
+    "companion.folderlock",
     "companion.audit",
     "companion.config",
     "companion.curation",

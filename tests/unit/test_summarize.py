@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -20,11 +19,11 @@ from companion.audit import AuditLog
 from companion.cli import main
 from companion.config import parse_config
 from companion.errors import ConfigError, ProcessError
-from companion.history import serialize
 from companion.parse import parse_note
 from companion.pipeline import AgentReport, process_vault
 from companion.specs import SummarizeSpec
 from companion.summarize import MARKER
+from tests.conftest import local_http, write_history
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
 SECRET_KEY = "sk-" + "A1b2C3d4" * 4
@@ -51,16 +50,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def write_log(vault: Path, texts: list[str], agent: str = "trader") -> Path:
-    path = vault / "agents" / agent / "history.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lines = []
-    for i, text in enumerate(texts):
-        ts = NOW - timedelta(hours=len(texts) - i)
-        data = {"id": f"e{i}", "ts": ts.isoformat(), "agent": agent, "system": "You are a careful trader."}
-        data["text"] = text
-        lines.append(serialize(data))
-    path.write_bytes(b"".join(line + b"\n" for line in lines))
-    return path
+    return write_history(vault, texts, NOW, agent, system="You are a careful trader.")
 
 
 def config(item: str = "    - type: summarize\n", before: str = "") -> str:
@@ -223,14 +213,9 @@ def endpoint() -> Iterator[Endpoint]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield state
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    with local_http(Handler) as base:
+        state.url = base + "/v1"
+        yield state
 
 
 def model_item(url: str) -> str:
