@@ -24,7 +24,7 @@ from companion.atomic import write_atomic
 from companion.errors import ConfigError
 from companion.locations import config_path
 from companion.retention import RetentionPolicy
-from companion.specs import PLANNED_TYPES, AgentConfig, SessionHistoryConfig
+from companion.specs import AgentConfig, SessionHistoryConfig
 
 
 @dataclass(frozen=True)
@@ -293,14 +293,7 @@ def _build_tagged(classes: tuple[Any, ...], node: Node, key: str, source: str, l
         if isinstance(key_node, ScalarNode) and key_node.value == "type":
             tag = value_node.value if isinstance(value_node, ScalarNode) else None
             if tag not in by_tag:
-                verb = "is" if len(PLANNED_TYPES) == 1 else "are"
-                planned = f"{', '.join(PLANNED_TYPES)} {verb} planned but not built yet"
-                raise _fail(
-                    source,
-                    value_node,
-                    f"{key}.type",
-                    f"unknown processor type {tag!r}; built types: {built}; {planned}",
-                )
+                raise _fail(source, value_node, f"{key}.type", f"unknown processor type {tag!r}; built types: {built}")
             return _build(by_tag[tag], node, key, source, loader)
     raise _fail(source, node, key, f"missing 'type' (one of {built})")
 

@@ -5,15 +5,18 @@ writes the archives atomically, then rewrites the log atomically with the kept l
 replaced ones. Before the rename, bytes appended to the live log since the read are copied onto the new file, so a
 line the recorder writes during a run survives. Anything dropped is archived first when the list has an `archive`
 processor; a list that drops without one is refused unless `allow_data_loss` is set. Redaction runs before every
-other processor, so nothing archived, derived or forwarded holds what it removes. Every run that changes something is
-recorded in the audit log.
+other processor, so nothing archived, derived, embedded or forwarded holds what it removes; it also rewrites the bad
+lines (kept in the log as they are otherwise), so a secret in a malformed line does not stay there for good. Every
+run that changes something is recorded in the audit log.
 
 A `forward` processor sees every entry read (redacted), wherever it stands in the list, so an entry another processor
 drops in the same run is still forwarded once. Sending happens right after the computation, before anything is
 written; a sink that fails is reported in the run's report and never stops the rest of the run. A `summarize`
 processor likewise sees every entry read (redacted); its note is written atomically before the archives (it derives
 from the log and never takes anything out of it), and recorded in the run's audit record with its source and model.
-An `extract` processor's memory notes are written the same way, right after the summary notes.
+An `extract` processor's memory notes are written the same way, right after the summary notes, and so are an `embed`
+processor's history day notes (which the indexer then embeds). A derived note that changed on disk since the run read
+it (the user edited it during a slow model call) is left as it is, with a warning.
 
 The order of writes is what keeps history complete after a crash at any step: archives first (an entry is then in
 the log and the archive), the log's rename second (the entry is then only in the archive), the audit record last.
@@ -27,7 +30,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol, TypeVar
 
 from companion.atomic import make_folders, unused_path, write_atomic
 from companion.audit import AuditLog, FileChange, sha256_hex
@@ -40,17 +43,20 @@ from companion.history import BadLine, Entry, HistoryLog, Source, find_sources, 
 from companion.processors import (
     ArchiveProcessor,
     Artifact,
+    EmbedProcessor,
     ExtractProcessor,
     ForwardProcessor,
     Processor,
+    Redactor,
     RedactProcessor,
     SummarizeProcessor,
     build_processor,
 )
 from companion.specs import ProcessorSpec
 from companion.summarize import PROMPT_VERSION, SummaryReport, summarize_agent
+from companion.transcripts import EMBEDDED_BY, EmbedReport, embed_agent
 
-STEPS = ("read", "computed", "summarized", "archived", "history-written", "replaced", "recorded")
+STEPS = ("read", "computed", "derived", "summarized", "archived", "history-written", "replaced", "recorded")
 """The steps of a run, in order; `fail_at` is called with each name once that step is done."""
 
 FailAt = Callable[[str], None]
@@ -113,6 +119,15 @@ class AgentReport:
     """What each `summarize` processor wrote (or would write, or left alone and why)."""
     extracts: tuple[ExtractReport, ...] = ()
     """What each `extract` processor wrote (or would write), with the notes it left alone."""
+    embeds: tuple[EmbedReport, ...] = ()
+    """What each `embed` processor wrote (or would write): the history day notes for the indexer."""
+    redacted_lines: tuple[int, ...] = ()
+    """Line numbers of bad lines (kept in the log) that redaction rewrote."""
+
+    @property
+    def embedded(self) -> tuple[Path, ...]:
+        """The history notes this run wrote, for the indexer to embed now."""
+        return tuple(n.path for e in self.embeds for n in e.notes if n.written)
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -121,6 +136,7 @@ class AgentReport:
             tuple(f.problem for f in self.forwards if f.problem)
             + tuple(w for s in self.summaries for w in s.warnings)
             + tuple(w for x in self.extracts for w in x.warnings)
+            + tuple(w for e in self.embeds for w in e.warnings)
         )
 
 
@@ -160,6 +176,8 @@ class _Outcome:
     derived: list[Artifact]
     # Every entry read, as redaction left it (dropped ones included): what forward processors send.
     seen: list[Entry] = field(default_factory=list)
+    # Bad lines (kept in the log) with secrets in them, by line number, as the list's redaction rewrites them.
+    bad_redacted: dict[int, bytes] = field(default_factory=dict)
 
 
 def _compute(plan: AgentPlan, log: HistoryLog, processors: Sequence[Processor], now: datetime) -> _Outcome:
@@ -197,6 +215,16 @@ def _compute(plan: AgentPlan, log: HistoryLog, processors: Sequence[Processor], 
         )
     outcome.archives = [archive_owner[id(p)] for p in archivers if id(p) in archive_owner]
     outcome.seen = [outcome.current.get(e.id) or outcome.dropped[e.id] for e in log.entries]
+    redactors = [Redactor(p.spec.patterns) for p in processors if isinstance(p, RedactProcessor)]
+    for line in log.lines:
+        if isinstance(line, BadLine) and redactors:
+            # A line that is not a valid entry stays in the log, but a secret in it must not.
+            text = line.raw.decode("utf-8", "surrogateescape")
+            for redactor in redactors:
+                text = redactor.text(text)
+            new = text.encode("utf-8", "surrogateescape")
+            if new != line.raw:
+                outcome.bad_redacted[line.line] = new
     return outcome
 
 
@@ -204,7 +232,7 @@ def _new_lines(log: HistoryLog, outcome: _Outcome) -> bytes:
     out: list[bytes] = []
     for line in log.lines:
         if isinstance(line, BadLine):
-            out.append(line.raw)
+            out.append(outcome.bad_redacted.get(line.line, line.raw))
         elif line.id in outcome.dropped:
             continue
         else:
@@ -298,6 +326,11 @@ def _run_agent(
         for p in chosen
         if isinstance(p, ExtractProcessor)
     )
+    embeds = tuple(
+        embed_agent(p, source.agent, source.path, outcome.seen, environ=env)
+        for p in chosen
+        if isinstance(p, EmbedProcessor)
+    )
     order = [e.id for e in log.entries]
     dropped = tuple(i for i in order if i in outcome.dropped)
     replaced = tuple(i for i in order if i in outcome.replaced and i not in outcome.dropped)
@@ -316,34 +349,51 @@ def _run_agent(
         forwards=forwards,
         summaries=summaries,
         extracts=extracts,
+        embeds=embeds,
+        redacted_lines=tuple(sorted(outcome.bad_redacted)),
     )
     sent = sum(f.sent for f in forwards)
     forwarded = f", forwarded {sent}" if forwards else ""
+    step("derived")
     if dry_run:
         return report
     summary_changes, summaries = _write_summaries(vault_root, summaries, audit)
     extract_changes, extracts = _write_extracts(vault_root, extracts, audit)
-    summary_changes += extract_changes
-    report = replace(report, summaries=summaries, extracts=extracts)
-    noted = "".join(
-        f"; summary {_rel(vault_root, s.path)} from {_rel(vault_root, source.path)} by {s.generated_by}"
-        + (f" (prompt {PROMPT_VERSION})" if s.generated_by != "extractive" else "")
-        for s in summaries
-        if s.written
-    ) + "".join(
-        f"; {len(w)} extracted notes in {_rel(vault_root, x.folder)} from {_rel(vault_root, source.path)} by "
-        f"{EXTRACTED_BY}"
-        for x in extracts
-        if (w := [n for n in x.notes if n.written])
+    embed_changes, embeds = _write_embeds(vault_root, embeds, audit)
+    summary_changes += extract_changes + embed_changes
+    report = replace(report, summaries=summaries, extracts=extracts, embeds=embeds)
+    noted = (
+        "".join(
+            f"; summary {_rel(vault_root, s.path)} from {_rel(vault_root, source.path)} by {s.generated_by}"
+            + (f" (prompt {PROMPT_VERSION})" if s.generated_by != "extractive" else "")
+            for s in summaries
+            if s.written
+        )
+        + "".join(
+            f"; {len(w)} extracted notes in {_rel(vault_root, x.folder)} from {_rel(vault_root, source.path)} by "
+            f"{EXTRACTED_BY}"
+            for x in extracts
+            if (w := [n for n in x.notes if n.written])
+        )
+        + "".join(
+            f"; {count} history notes for {e.pattern} from {_rel(vault_root, source.path)} by {EMBEDDED_BY}"
+            for e in embeds
+            if (count := sum(n.written for n in e.notes))
+        )
     )
     step("summarized")
-    if not (dropped or replaced or outcome.archives or outcome.derived):
+    if not (dropped or replaced or outcome.archives or outcome.derived or outcome.bad_redacted):
         if summary_changes and audit is not None:
-            summarized = any(s.written for s in summaries)
-            verb = "Summarized" if summarized else "Extracted from"
+            action, verb = (
+                ("summarize", "Summarized")
+                if any(s.written for s in summaries)
+                else ("extract", "Extracted from")
+                if any(n.written for x in extracts for n in x.notes)
+                else ("embed", "Embedded")
+            )
             audit.record(
                 source="process",
-                action="summarize" if summarized else "extract",
+                action=action,
                 summary=f"{verb} {source.agent}'s history{noted}{forwarded}",
                 changes=summary_changes,
             )
@@ -377,7 +427,9 @@ def _run_agent(
             source="process",
             action="process",
             summary=(
-                f"Processed {source.agent}'s history: dropped {len(dropped)}, replaced {len(replaced)}, "
+                f"Processed {source.agent}'s history: dropped {len(dropped)}, replaced {len(replaced)}"
+                + (f" and redacted {len(outcome.bad_redacted)} bad lines" if outcome.bad_redacted else "")
+                + ", "
                 f"archived {sum(w.entries for w in written)}, kept {report.kept}{forwarded}{noted}"
             ),
             changes=changes,
@@ -386,11 +438,22 @@ def _run_agent(
     return replace(report, archives=tuple(written), appended=len(tail) - (len(log.content) - log.size))
 
 
+class NoteChanged(ProcessError):
+    """A derived note changed on disk between the run's read and its write (the user edited it meanwhile)."""
+
+
 def _write_note(
     vault_root: Path, path: Path, before: bytes | None, content: bytes, audit: AuditLog | None
 ) -> FileChange:
     """Write one derived note atomically, its before and after states kept in the audit log (so it can show, and
-    restore, what the note said); `OSError` when it cannot be written."""
+    restore, what the note said); `OSError` when it cannot be written, `NoteChanged` when it is no longer what the run
+    read (a model call can take a minute, and the user's edit of that minute must not be overwritten)."""
+    try:
+        now = path.read_bytes()
+    except FileNotFoundError:
+        now = None
+    if now != before:
+        raise NoteChanged(f"{path}: the note changed while the run was working, so it was left as it is")
     if audit is not None:
         if before is not None:
             audit.store_blob(before)
@@ -400,51 +463,86 @@ def _write_note(
     return FileChange(_rel(vault_root, path), sha256_hex(before) if before is not None else None, sha256_hex(content))
 
 
+def _unwritten(path: Path, what: str, exc: OSError | NoteChanged) -> str:
+    """The warning for a derived note that was not written."""
+    if isinstance(exc, NoteChanged):
+        return f"{exc}; the history is unaffected; run again to update the {what}"
+    return (
+        f"{path}: cannot write the {what} ({exc.strerror or exc}); the history is unaffected; check the folder is "
+        "writable and run again"
+    )
+
+
+class _Derived(Protocol):
+    @property
+    def path(self) -> Path: ...
+    @property
+    def before(self) -> bytes | None: ...
+    @property
+    def content(self) -> bytes: ...
+
+
+_Note = TypeVar("_Note", bound=_Derived)
+
+
+def _write_notes(
+    vault_root: Path, notes: Sequence[_Note], audit: AuditLog | None, what: str
+) -> tuple[list[FileChange], list[_Note], list[str]]:
+    """Write each note (see `_write_note`); the written ones come back marked `written`, the others as warnings."""
+    changes: list[FileChange] = []
+    written: list[_Note] = []
+    warnings: list[str] = []
+    for note in notes:
+        try:
+            changes.append(_write_note(vault_root, note.path, note.before, note.content, audit))
+        except (OSError, NoteChanged) as exc:
+            warnings.append(_unwritten(note.path, what, exc))
+            continue
+        written.append(replace(note, written=True))  # type: ignore[type-var]
+    return changes, written, warnings
+
+
 def _write_summaries(
     vault_root: Path, summaries: Sequence[SummaryReport], audit: AuditLog | None
 ) -> tuple[list[FileChange], tuple[SummaryReport, ...]]:
-    """Write each summary note that changed, atomically; a note that cannot be written becomes a warning."""
+    """Write each summary note that changed; a note that cannot be written becomes a warning."""
     changes: list[FileChange] = []
     out: list[SummaryReport] = []
     for summary in summaries:
         if summary.action != "write":
             out.append(summary)
             continue
-        try:
-            change = _write_note(vault_root, summary.path, summary.before, summary.content, audit)
-        except OSError as exc:
-            problem = (
-                f"{summary.path}: cannot write the summary note ({exc.strerror or exc}); the history is unaffected; "
-                "check the folder is writable and run again"
-            )
-            out.append(replace(summary, action="skip", reason="not written", warnings=(*summary.warnings, problem)))
-            continue
-        changes.append(change)
-        out.append(replace(summary, written=True))
+        done, written, problems = _write_notes(vault_root, [summary], audit, "summary note")
+        changes += done
+        if problems:
+            summary = replace(summary, action="skip", reason="not written", warnings=(*summary.warnings, *problems))
+        out.append(written[0] if written else summary)
     return changes, tuple(out)
 
 
 def _write_extracts(
     vault_root: Path, extracts: Sequence[ExtractReport], audit: AuditLog | None
 ) -> tuple[list[FileChange], tuple[ExtractReport, ...]]:
-    """Write each extracted note atomically (before and after kept in the audit log); a failure becomes a warning."""
+    """Write each extracted note; a failure becomes a warning."""
     changes: list[FileChange] = []
     out: list[ExtractReport] = []
     for report in extracts:
-        notes = []
-        warnings = list(report.warnings)
-        for note in report.notes:
-            try:
-                change = _write_note(vault_root, note.path, note.before, note.content, audit)
-            except OSError as exc:
-                warnings.append(
-                    f"{note.path}: cannot write the extracted note ({exc.strerror or exc}); the history is "
-                    "unaffected; check the folder is writable and run again"
-                )
-                continue
-            changes.append(change)
-            notes.append(replace(note, written=True))
-        out.append(replace(report, notes=tuple(notes), warnings=tuple(warnings)))
+        done, written, problems = _write_notes(vault_root, report.notes, audit, "extracted note")
+        changes += done
+        out.append(replace(report, notes=tuple(written), warnings=(*report.warnings, *problems)))
+    return changes, tuple(out)
+
+
+def _write_embeds(
+    vault_root: Path, embeds: Sequence[EmbedReport], audit: AuditLog | None
+) -> tuple[list[FileChange], tuple[EmbedReport, ...]]:
+    """Write each history day note; a failure becomes a warning."""
+    changes: list[FileChange] = []
+    out: list[EmbedReport] = []
+    for report in embeds:
+        done, written, problems = _write_notes(vault_root, report.notes, audit, "history note")
+        changes += done
+        out.append(replace(report, notes=tuple(written), warnings=(*report.warnings, *problems)))
     return changes, tuple(out)
 
 

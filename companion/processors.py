@@ -2,9 +2,9 @@
 
 Processors only compute: they never write. The pipeline (`companion.pipeline`) applies their results, writes derived
 artifacts and rewrites the log, so every processor gets the same safety (archive before drop, atomic rewrites).
-Built: `retain`, `archive`, `redact`, `forward` (whose sending the pipeline does through `companion.forward`) and
-`summarize` (whose note the pipeline writes through `companion.summarize`) and `extract` (whose memory notes the
-pipeline writes through `companion.extract`). Planned: `embed`.
+Built: `retain`, `archive` and `redact`, which only compute; `forward` (sent through `companion.forward`),
+`summarize` (its note written through `companion.summarize`), `extract` (memory notes, `companion.extract`) and
+`embed` (day notes for the indexer to embed, `companion.transcripts`), whose side effects the pipeline carries out.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from companion.history import Entry, serialize
 from companion.specs import (
     ArchiveSpec,
+    EmbedSpec,
     ExtractSpec,
     ForwardSpec,
     ProcessorSpec,
@@ -361,8 +362,43 @@ class ExtractProcessor:
         return ProcessResult()
 
 
+@dataclass(frozen=True)
+class EmbedProcessor:
+    """Names the agent's history day notes, which the indexer embeds; it never drops or replaces entries.
+
+    Writing the notes is a side effect, so the pipeline does it, through `companion.transcripts`, with the entries as
+    redaction left them: nothing redaction removes reaches the vault, the index or the vector store.
+    """
+
+    spec: EmbedSpec
+    """Its settings."""
+    vault_root: Path
+    """What the notes' paths are relative to."""
+    name: str = "embed"
+    """The processor type."""
+
+    @property
+    def triggers(self) -> tuple[Trigger, ...]:
+        """When it runs by itself."""
+        return _triggers(self.spec)
+
+    def relative(self, agent: str, day: str) -> str:
+        """The vault-relative path of the agent's note of `day` (`YYYY-MM-DD`)."""
+        return self.spec.output.replace("{agent}", agent).replace("{date}", day)
+
+    def process(self, agent: str, entries: Sequence[Entry], now: datetime) -> ProcessResult:
+        """Nothing to drop or replace: embedding only reads entries."""
+        return ProcessResult()
+
+
 AnyProcessor = (
-    RetainProcessor | ArchiveProcessor | RedactProcessor | ForwardProcessor | SummarizeProcessor | ExtractProcessor
+    RetainProcessor
+    | ArchiveProcessor
+    | RedactProcessor
+    | ForwardProcessor
+    | SummarizeProcessor
+    | ExtractProcessor
+    | EmbedProcessor
 )
 """Any built processor."""
 
@@ -379,4 +415,6 @@ def build_processor(spec: ProcessorSpec, vault_root: Path) -> AnyProcessor:
         return SummarizeProcessor(spec, vault_root)
     if isinstance(spec, ExtractSpec):
         return ExtractProcessor(spec, vault_root)
+    if isinstance(spec, EmbedSpec):
+        return EmbedProcessor(spec, vault_root)
     return RedactProcessor(spec)

@@ -14,9 +14,6 @@ from typing import Literal
 Trigger = Literal["on_write", "on_schedule", "on_startup", "on_size_threshold", "nightly"]
 """When a processor runs by itself (seed 003); fired by `companion index --watch` (see `companion/triggers.py`)."""
 
-PLANNED_TYPES = ("embed",)
-"""Processor types the seed names that are planned but not built yet."""
-
 
 def _check_trigger(trigger: str | None, threshold_mb: float | None, interval_minutes: int | None) -> list[str]:
     """The problems of a processor's trigger fields (an empty list when they fit together)."""
@@ -288,6 +285,39 @@ class ExtractSpec:
             raise ValueError("; ".join(problems))
 
 
+@dataclass(frozen=True)
+class EmbedSpec:
+    """`type: embed`: the entries, as redaction left them, written into one history note per agent and day, which
+    the indexer embeds; recall then finds what the log said, even after `retain` has dropped it from the log."""
+
+    type: Literal["embed"] = "embed"
+    """The processor type."""
+    output: str = "Memory/History/{agent}/{agent} {date}.md"
+    """The day notes, relative to the vault root; `{agent}` expands to the agent and `{date}` (required) to the
+    entries' day, `YYYY-MM-DD`; inside the vault, never in a dot-folder."""
+    skip_status: bool = True
+    """Leave out entries whose reply is a bare status word such as `HEARTBEAT_OK` or `NO_REPLY` (polls)."""
+    max_chars: int = 2000
+    """The most characters of one entry's text written (the rest stays in the log and the archives)."""
+    trigger: Trigger | None = None
+    """When it runs by itself; none: only by `companion process`."""
+    threshold_mb: float | None = None
+    """The log size (MiB) that fires `on_size_threshold`."""
+    interval_minutes: int | None = None
+    """The interval of `on_schedule`."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        if "{date}" not in self.output:
+            problems.append("output must contain {date}: one note per day keeps each note small")
+        problems += output_problems(self.output.replace("{date}", "2000-01-01"))
+        if self.max_chars < 200:
+            problems.append("max_chars must be at least 200")
+        problems += _check_trigger(self.trigger, self.threshold_mb, self.interval_minutes)
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
 def output_problems(output: str) -> list[str]:
     """The problems of a derived note's vault-relative path pattern (an empty list when it is usable)."""
     path = output.replace("\\", "/")
@@ -304,7 +334,7 @@ def output_problems(output: str) -> list[str]:
     return []
 
 
-ProcessorSpec = RetainSpec | ArchiveSpec | RedactSpec | ForwardSpec | SummarizeSpec | ExtractSpec
+ProcessorSpec = RetainSpec | ArchiveSpec | RedactSpec | ForwardSpec | SummarizeSpec | ExtractSpec | EmbedSpec
 """Any built processor's settings; the YAML item's `type` key picks the class."""
 
 
@@ -351,4 +381,5 @@ def spec_types() -> dict[str, type[ProcessorSpec]]:
         "forward": ForwardSpec,
         "summarize": SummarizeSpec,
         "extract": ExtractSpec,
+        "embed": EmbedSpec,
     }

@@ -50,8 +50,8 @@ DEDUPE_ENV = "AGENT_VAULT_DEDUPE"
 """`0` turns deduplication off: each run writes a new summary note instead of updating the agent's note in place."""
 
 _OUR_KEYS = ("type", "agent", "date", "source", "entries", "generated_by", "prompt", "summary_sha", "updated")
-# Fields that address or describe an entry rather than say something; `system` holds the same prompt every time.
-_SKIP_KEYS = frozenset({"id", "ts", "agent", "model", "role", "type", "status", "system", "name", "tool_call_id"})
+META_KEYS = frozenset({"id", "ts", "agent", "model", "role", "type", "status", "system", "name", "tool_call_id"})
+"""Fields that address or describe an entry rather than say something (`system` holds the same prompt every time)."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'\-]*")
 # Status words such as HEARTBEAT_OK or NO_REPLY: a poll's answer, not something worth remembering.
@@ -110,7 +110,7 @@ def dedupe_enabled(environ: Mapping[str, str]) -> bool:
 
 def entry_texts(value: Any, key: str | None = None) -> list[str]:
     """The strings of an entry's data worth summarizing (recursively), skipping addressing and metadata fields."""
-    if key in _SKIP_KEYS:
+    if key in META_KEYS:
         return []
     if isinstance(value, str):
         return [value]

@@ -1,9 +1,11 @@
-"""`companion process`: run the session post-processors (retain, archive, redact, forward, summarize, extract).
+"""`companion process`: run the session post-processors (retain, archive, redact, forward, summarize, extract, embed).
 
-It reads the logs and the config only, writes archives, rewritten logs, summary and extracted notes and forwards entries
-(never with `--dry-run`), and records each run in the audit log. It never opens the embedding model or the index. A
-forward sink or a summary endpoint that fails is a warning (in `--json` too), not an error: the rest of the run is
-written, a later run sends the rest, and the summary falls back to the extractive one.
+It reads the logs and the config, writes archives, rewritten logs, summary, extracted and history notes and forwards
+entries (never with `--dry-run`), and records each run in the audit log. The history notes an `embed` processor wrote
+are indexed right away (embedding model and store opened only then), unless a running `companion index --watch` holds
+the index, which indexes them itself, or `--no-index` is given. A forward sink or a summary endpoint that fails is a
+warning (in `--json` too), not an error: the rest of the run is written, a later run sends the rest, and the summary
+falls back to the extractive one.
 """
 
 from __future__ import annotations
@@ -17,28 +19,32 @@ from typing import Any
 from companion.audit import AuditLog
 from companion.cli.output import print_json
 from companion.cli.recallargs import parse_as_of
-from companion.cli.workspace import add_vault_arguments
-from companion.config import load_config_file
-from companion.discovery import locate_vault
+from companion.cli.workspace import Workspace, add_vault_arguments
+from companion.config import load_config, load_config_file
+from companion.discovery import VaultLocation, locate_vault
+from companion.errors import IndexLockedError
 from companion.locations import config_path, vault_data_dir
 from companion.pipeline import AgentReport, process_vault
+from indexer.lock import WriterLock
 
 
 def register(sub: Any) -> None:
     """Add the `process` subcommand."""
     p = sub.add_parser(
         "process",
-        help="run the session post-processors (retain, archive, redact, forward, summarize) over the agents' logs",
+        help="run the session post-processors (retain, archive, redact, forward, summarize, extract, embed) over the "
+        "agents' logs",
         description="Apply each agent's processor list (session_history and agents in the config) to its "
-        "history.jsonl: drop, archive (xz), redact and forward entries, and write rolling summary notes. With "
-        "--dry-run, only show what would change "
-        "(and send nothing).",
+        "history.jsonl: drop, archive (xz), redact and forward entries, write rolling summary, extracted memory and "
+        "history day notes, and index the history notes. With --dry-run, only show what would change (and send "
+        "nothing).",
     )
-    add_vault_arguments(p, store=False)
+    add_vault_arguments(p)
     p.add_argument("--config", metavar="FILE", help="the config file (default: the vault's .companion/companion.yaml)")
     p.add_argument("--agent", metavar="NAME", help="only this agent's log")
     p.add_argument("--as-of", metavar="DATETIME", help="the moment ages are counted from (default: now)")
     p.add_argument("--dry-run", action="store_true", help="write nothing; show what would be dropped and derived")
+    p.add_argument("--no-index", action="store_true", help="leave the history notes for `companion index` to embed")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
 
@@ -63,14 +69,37 @@ def run(args: argparse.Namespace) -> int:
         config_source=str(path),
         state_dir=data_dir / "forward",
     )
+    written = [path for r in reports for path in r.embedded]
+    indexed = None if args.no_index or not written else index_notes(location, data_dir, args.chroma_url, written)
     if args.json:
-        print_json({"as_of": now.isoformat(), "dry_run": args.dry_run, "agents": [_json(r) for r in reports]})
+        out = {"as_of": now.isoformat(), "dry_run": args.dry_run, "agents": [_json(r) for r in reports]}
+        print_json({**out, "indexed": indexed})
         return 0
     if not reports:
         print("no history logs found by session_history.sources")
     for report in reports:
         _print(report)
+    if indexed is not None:
+        print(f"history notes: {indexed['message']}")
     return 0
+
+
+def index_notes(location: VaultLocation, data_dir: Path, chroma_url: str | None, paths: list[Path]) -> dict[str, Any]:
+    """Embed the history notes a run wrote, now, so recall finds them; a running watcher does it instead."""
+    config = load_config(location.path)
+    url = chroma_url or config.store.chroma_url
+    ws = Workspace(location=location, config=config, data_dir=data_dir, chroma_url=url)
+    relative = [path.resolve().relative_to(location.path.resolve()).as_posix() for path in paths]
+    try:
+        with WriterLock(data_dir):
+            report = ws.indexer().update(relative)
+    except IndexLockedError:
+        return {"notes": 0, "chunks": 0, "message": "a running `companion index --watch` indexes them"}
+    finally:
+        ws.close()
+    message = f"indexed {report.notes_indexed} notes ({report.chunks_embedded} chunks embedded)"
+    skipped = "".join(f"; skipped {p}: {why}" for p, why in report.skipped)
+    return {"notes": report.notes_indexed, "chunks": report.chunks_embedded, "message": message + skipped}
 
 
 def _json(report: AgentReport) -> dict[str, Any]:
@@ -122,6 +151,20 @@ def _json(report: AgentReport) -> dict[str, Any]:
             }
             for x in report.extracts
         ],
+        "embeds": [
+            {
+                "pattern": e.pattern,
+                "entries": e.entries,
+                "status_left_out": e.status,
+                "reason": e.reason,
+                "notes": [
+                    {"path": str(n.path), "day": n.day, "entries": n.entries, "added": n.added, "written": n.written}
+                    for n in e.notes
+                ],
+            }
+            for e in report.embeds
+        ],
+        "redacted_bad_lines": list(report.redacted_lines),
         "warnings": list(report.warnings),
     }
 
@@ -160,5 +203,15 @@ def _print(report: AgentReport) -> None:
             print(f"  {verb}{what} {note.finding.kind} note {note.path} ({note.finding.confidence:.2f})")
         if extract.over_budget:
             print(f"  {extract.over_budget} more extracted notes left for a later run (max_notes)")
+    for embed in report.embeds:
+        if embed.reason:
+            print(f"  history notes {embed.pattern}: {embed.reason}")
+        for day in embed.notes:
+            print(f"  {verb}write history note {day.path} ({day.entries} entries, {day.added} new)")
+        if embed.status:
+            print(f"  {embed.status} status replies (such as HEARTBEAT_OK) left out of the history notes")
+    if report.redacted_lines:
+        lines = ", ".join(map(str, report.redacted_lines))
+        print(f"  {verb}redact secrets in bad lines {lines} (kept in the log)")
     for problem in report.problems + report.warnings:
         print(f"  warning: {problem}")

@@ -72,11 +72,11 @@ def test_process_json_and_agent_filter(vault: Path, tmp_path: Path, capsys: pyte
 
 def test_config_errors_name_file_line_and_key(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = vault / ".companion" / "companion.yaml"
-    path.write_text(CONFIG.replace("type: redact", "type: embed"), encoding="utf-8")
+    path.write_text(CONFIG.replace("type: redact", "type: redcat"), encoding="utf-8")
     code, _, err = run(capsys, "--vault", str(vault))
     assert code == 2
-    assert f"{path}, line 7: session_history.processors[1].type: unknown processor type 'embed'" in err
-    assert "built types: retain, archive, redact" in err and "planned but not built yet" in err
+    assert f"{path}, line 7: session_history.processors[1].type: unknown processor type 'redcat'" in err
+    assert "built types: retain, archive, redact, forward, summarize, extract, embed" in err
     other = vault.parent / "other.yaml"
     other.write_text(CONFIG.replace("older_than_days", "older_than"), encoding="utf-8")
     code, _, err = run(capsys, "--vault", str(vault), "--config", str(other))

@@ -228,9 +228,9 @@ def test_processors_are_read_and_survive_save_and_load(tmp_path: Path) -> None:
     ("text", "expected"),
     [
         (
-            "session_history:\n  processors:\n    - type: embed\n",
-            "line 3: session_history.processors[0].type: unknown processor type 'embed'; built types: retain, "
-            "archive, redact, forward, summarize, extract; embed is planned but not built yet",
+            "session_history:\n  processors:\n    - type: embedd\n",
+            "line 3: session_history.processors[0].type: unknown processor type 'embedd'; built types: retain, "
+            "archive, redact, forward, summarize, extract, embed",
         ),
         (
             "agents:\n  s:\n    processors:\n      - type: retain\n        max_age: 3\n",
