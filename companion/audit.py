@@ -2,8 +2,17 @@
 
 It lives in the companion's data directory for the vault, never in the vault. File contents are kept once each,
 named by their SHA-256 (`audit/blobs/<sha256>`), and every curation is one JSON line of `audit/log.jsonl`; a blob is
-on disk before the line that names it, so every recorded change can be undone. Nothing is created until the first
+on disk before the line that names it, so every recorded curation can be undone. Nothing is created until the first
 record, so opening the log in read-only mode writes nothing.
+
+One kind of record cannot be undone, on purpose: a history-log rewrite by `companion process` (source `process`,
+action `process`) keeps only the SHA-256 of the log before and after, and no blob of either. A copy of the log before
+would keep the unredacted text (secrets, e-mail addresses) that redaction just removed, so the record notes that the
+log changed without keeping what it said. `last_undoable` passes these records over, so a plain `undo` goes on to the
+newest curation; naming one by id is refused with nothing written (the earlier copy of the log is not there to put
+back), and that holds for the whole record, notes and archives it lists included. The way back from such a run is the
+archive it wrote, when its list has an `archive` processor. A run that only wrote notes (action `summarize` or
+`extract`) keeps copies of them like any curation, and `undo` takes it back like one.
 """
 
 from __future__ import annotations
@@ -67,13 +76,15 @@ class AuditEntry:
     at: str
     """When it was recorded, ISO-8601 in UTC."""
     source: str
-    """Who made the change, such as `app` or `cli`."""
+    """Who made the change: `app` or `cli` for curations, `process` for `companion process` and the triggers."""
     action: str
-    """What was done: `pin`, `unpin`, `tag`, `type`, `merge`, `archive`, `delete` or `undo`."""
+    """What was done: `pin`, `unpin`, `tag`, `type`, `merge`, `archive`, `delete` or `undo`; for `process` records,
+    `process` (a history log rewritten: hashes only, never undoable), `summarize`, `extract` or `forward`."""
     summary: str
     """One human line saying what happened."""
     changes: tuple[FileChange, ...]
-    """Every file written, moved into place or removed."""
+    """Every file written, moved into place or removed. A history log rewritten by `process` appears with its hashes
+    only: there is no blob of it (see the module's docstring)."""
     undoes: str | None = None
     """For an `undo` entry, the id of the entry it undid."""
 
@@ -141,7 +152,12 @@ class AuditLog:
         changes: Iterable[FileChange],
         undoes: str | None = None,
     ) -> AuditEntry:
-        """Append an entry (flushed and fsynced) and return it; the blobs it names must be stored first."""
+        """Append an entry (flushed and fsynced) and return it.
+
+        The caller stores first the blob of every state an undo must restore. A history-log rewrite by `process` is
+        recorded with hashes whose blobs are never stored, since they would keep text redaction removed; such a
+        record cannot be undone.
+        """
         now = _moment()
         entry = AuditEntry(
             id=f"{now:%Y%m%dT%H%M%S%f}Z-{secrets.token_hex(4)}",
@@ -209,12 +225,18 @@ class AuditLog:
         return {entry.undoes for entry in self.entries() if entry.undoes is not None}
 
     def last_undoable(self) -> AuditEntry | None:
-        """The newest curation that is not itself an undo and has not been undone, or None."""
+        """The newest entry a plain `undo` would undo, or None: not itself an undo, not undone already, and not a
+        history-log rewrite by `process` (action `process`), which keeps hashes but no copies and cannot be undone.
+
+        `forward` records are skipped too: they change no file (what was sent stays sent), so undoing one would do
+        nothing. Other `process` records are not skipped: undoing a `summarize`, `extract` or `embed` record
+        restores the notes from their copies.
+        """
         entries = self.entries()
         undone = {entry.undoes for entry in entries if entry.undoes is not None}
         for entry in reversed(entries):
             # Pipeline runs are recorded here too, but are not curations: their way back is the archive they wrote.
-            if entry.action not in ("undo", "process") and entry.undoes is None and entry.id not in undone:
+            if entry.action not in ("undo", "process", "forward") and entry.undoes is None and entry.id not in undone:
                 return entry
         return None
 

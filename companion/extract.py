@@ -52,12 +52,21 @@ _NUMBER = re.compile(r"\d")
 
 Kind = Literal["fact", "decision", "task"]
 
+# "We"/"I" as the subject of a decision, but not after if/whether/unless: "if we decided to switch, ..." weighs a
+# choice, it does not record one. Negations need no rule of their own: every phrase wants its verb right after the
+# subject (or at the sentence's start), so "we haven't decided" and "undecided" never match.
+_SUBJECT = r"(?<!\bif )(?<!\bwhether )(?<!\bunless )\b(?:we|i)"
+
 _RULE_TEXTS: tuple[tuple[Kind, float, str], ...] = (
     # Strongest first: an explicit label beats a phrase, a phrase beats a guess from the sentence's shape.
     ("decision", 0.9, r"^decision\s*[:\-]\s*"),
-    ("decision", 0.85, r"\b(?:we|i)(?:'ve| have)?\s+(?:decided|agreed)\b"),
+    ("decision", 0.85, _SUBJECT + r"(?:'ve| have)?\s+(?:decided|agreed)\b"),
+    # Note-style forms that leave the subject out ("Agreed: ...", "Decided to ..."): a little less sure than a label.
+    ("decision", 0.8, r"^(?:agreed|decided)\s*[:\-]\s*"),
+    ("decision", 0.75, r"^(?:decided|agreed)\s+(?:to|on|upon|that|against)\b"),
     ("decision", 0.75, r"^(?:let's|lets|let us)\s+go\s+with\b"),
-    ("decision", 0.7, r"\b(?:we|i)(?:'re| are| will)?\s+(?:going\s+with|chose|settled\s+on)\b"),
+    ("decision", 0.7, _SUBJECT + r"(?:'re| are| will|'ll)?\s+(?:going\s+with|chose|settled\s+on)\b"),
+    ("decision", 0.7, _SUBJECT + r"(?:'ll| will|'re going to| are going to)\s+go\s+with\b"),
     ("task", 0.9, r"^(?:todo|to-do|task|action item)\b\s*[:\-]?\s*"),
     ("task", 0.8, r"\bremind me to\b"),
     ("task", 0.6, r"\b(?:i|we)\s+(?:need|have)\s+to\b"),
@@ -66,7 +75,8 @@ _RULE_TEXTS: tuple[tuple[Kind, float, str], ...] = (
 )
 _RULES = tuple((kind, confidence, re.compile(text, re.IGNORECASE)) for kind, confidence, text in _RULE_TEXTS)
 _LABEL = re.compile(
-    r"^(?:decision|todo|to-do|task|action item|note)\s*[:\-]\s*|^(?:please\s+)?remember\s+that\s+|^remind me to\s+",
+    r"^(?:decision|agreed|decided|todo|to-do|task|action item|note)\s*[:\-]\s*"
+    r"|^(?:please\s+)?remember\s+that\s+|^remind me to\s+",
     re.IGNORECASE,
 )
 
@@ -140,8 +150,10 @@ def classify(sentence: str) -> tuple[Kind, float] | None:
     words = _WORD.findall(sentence)
     if len(words) < _MIN_WORDS or _HEARTBEAT.search(sentence):
         return None
+    # Typographic apostrophes (as many editors and chat apps write them) read as plain ones: "We’re going with".
+    plain = sentence.replace("\u2019", "'")
     for kind, confidence, pattern in _RULES:
-        if pattern.search(sentence):
+        if pattern.search(plain):
             return kind, confidence
     # "X is Y" with something specific in it: a number, a proper noun (a capitalized word past the first), or both.
     if not _COPULA.search(sentence):

@@ -5,6 +5,9 @@ small state file per agent and sink, so a later run sends only what is new (or w
 ids no longer in the log are pruned, so the file stays as small as the log. Delivery is at least once: a crash between
 sending and recording the state sends those entries again on the next run, never loses them.
 
+A webhook's bearer token (`token_env`) is only ever sent over https or to a loopback address: a token meant for a
+plain `http://` URL on another host is refused, with nothing sent, rather than put on the network in clear text.
+
 A sink that fails (an unreachable webhook after its retries, an unwritable file) never raises: the failure is
 returned in the `ForwardReport`, the other processors' results are written as usual, and a later run sends the rest.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import ipaddress
 import json
 import os
 import time
@@ -197,13 +201,37 @@ def _token(processor: ForwardProcessor, environ: Mapping[str, str]) -> str | Non
     name = processor.spec.token_env
     if name is None:
         return None
+    url = processor.spec.url or ""
     token = environ.get(name, "")
     if not token:
         raise ForwardError(
-            f"{shown_url(processor.spec.url or '')}: the environment variable {name} (token_env) is not set, so "
-            "nothing was sent; set it to the webhook's bearer token and run again"
+            f"{shown_url(url)}: the environment variable {name} (token_env) is not set, so nothing was sent; set it "
+            "to the webhook's bearer token and run again"
+        )
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    # Plain http stays allowed (local webhooks are common), but not with a token anyone on the way could read.
+    if parts.scheme == "http" and not _loopback(host):
+        raise ForwardError(
+            f"{shown_url(url)}: this webhook sends a bearer token (token_env {name}) over plain http to {host}, "
+            "readable by anyone on the way, so nothing was sent; use https, or a loopback address (127.0.0.1, ::1, "
+            "localhost) for a local webhook, and run again: the entries stay unsent until then"
         )
     return token
+
+
+def _loopback(host: str) -> bool:
+    """Whether a URL's host stays on this machine: `localhost`, 127.0.0.0/8 or ::1 (also IPv4-mapped)."""
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        # Any other name may resolve anywhere.
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
 
 
 def shown_url(url: str) -> str:
@@ -228,9 +256,10 @@ def _post(processor: ForwardProcessor, agent: str, entries: Sequence[Entry], tok
     shown = shown_url(url)
     body = json.dumps({"agent": agent, "entries": [entry.data for entry in entries]}, ensure_ascii=False)
     headers = {"Content-Type": "application/json", "User-Agent": "vault-companion"}
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
     request = urllib.request.Request(url, data=body.encode("utf-8"), headers=headers, method="POST")
+    if token is not None:
+        # Not copied onto a redirect: an https webhook redirecting to plain http must not get the token in clear.
+        request.add_unredirected_header("Authorization", f"Bearer {token}")
     attempts = spec.retries + 1
     last = ""
     for attempt in range(attempts):

@@ -63,6 +63,8 @@ class HistoryLog:
     """The file's bytes as read (all of them, including an unfinished last line)."""
     identity: tuple[int, int] = (0, 0)
     """The file's device and inode when read, to notice it being replaced (rotated) during a run."""
+    notes: bool = False
+    """True when the entries are the vault's session notes (`companion.sessionnotes`), `path` their folder."""
 
     @property
     def entries(self) -> tuple[Entry, ...]:
@@ -72,8 +74,10 @@ class HistoryLog:
     @property
     def problems(self) -> tuple[str, ...]:
         """One message per bad line, naming the file and line."""
+        if self.notes:
+            return tuple(line.reason for line in self.lines if isinstance(line, BadLine))
         return tuple(
-            f"{self.path}, line {line.line}: {line.reason}; the line is kept as it is"
+            f"{self.path}, line {line.line}: {line.reason}; the line is kept in the log"
             for line in self.lines
             if isinstance(line, BadLine) and line.reason
         )
@@ -84,9 +88,11 @@ class Source:
     """One agent's log found on disk."""
 
     agent: str
-    """The name `{agent}` matched."""
+    """The name `{agent}` matched (or `session_notes` named)."""
     path: Path
-    """The log file."""
+    """The log file (or the session notes' folder)."""
+    notes: bool = False
+    """True for the vault's session notes, one entry per note."""
 
 
 def parse_entry(raw: bytes) -> Entry:
@@ -154,11 +160,20 @@ def serialize(data: dict[str, Any]) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def find_sources(vault_root: Path, sources: tuple[SourceConfig, ...]) -> list[Source]:
-    """Every log the configured paths match, `{agent}` standing for one path part; sorted by agent, then path."""
+def find_sources(
+    vault_root: Path, sources: tuple[SourceConfig, ...], sessions_folder: str = "ops/sessions"
+) -> list[Source]:
+    """Every log the configured paths match, `{agent}` standing for one path part, and the session notes' folder when
+    a source names it and it exists; sorted by agent, then path."""
     found: dict[Path, Source] = {}
     for source in sources:
+        if source.session_notes is not None:
+            folder = vault_root / sessions_folder.strip("/")
+            if folder.is_dir():
+                found.setdefault(folder, Source(agent=source.session_notes, path=folder, notes=True))
+            continue
         pattern = source.path
+        assert pattern is not None
         base = Path(pattern) if Path(pattern).is_absolute() else vault_root / pattern
         parts = base.parts
         # Walk the fixed prefix, then glob the rest with `{agent}` as `*` and read the names back with a regex.

@@ -52,6 +52,7 @@ from companion.processors import (
     SummarizeProcessor,
     build_processor,
 )
+from companion.sessionnotes import apply_to_notes, read_notes
 from companion.specs import ProcessorSpec
 from companion.summarize import PROMPT_VERSION, SummaryReport, summarize_agent
 from companion.transcripts import EMBEDDED_BY, EmbedReport, embed_agent
@@ -123,6 +124,8 @@ class AgentReport:
     """What each `embed` processor wrote (or would write): the history day notes for the indexer."""
     redacted_lines: tuple[int, ...] = ()
     """Line numbers of bad lines (kept in the log) that redaction rewrote."""
+    notes_left: tuple[str, ...] = ()
+    """Session notes left as they are because they changed during the run (a session-notes source)."""
 
     @property
     def embedded(self) -> tuple[Path, ...]:
@@ -137,6 +140,7 @@ class AgentReport:
             + tuple(w for s in self.summaries for w in s.warnings)
             + tuple(w for x in self.extracts for w in x.warnings)
             + tuple(w for e in self.embeds for w in e.warnings)
+            + self.notes_left
         )
 
 
@@ -216,7 +220,8 @@ def _compute(plan: AgentPlan, log: HistoryLog, processors: Sequence[Processor], 
     outcome.archives = [archive_owner[id(p)] for p in archivers if id(p) in archive_owner]
     outcome.seen = [outcome.current.get(e.id) or outcome.dropped[e.id] for e in log.entries]
     redactors = [Redactor(p.spec.patterns) for p in processors if isinstance(p, RedactProcessor)]
-    for line in log.lines:
+    # A session note that cannot be read is only named, never rewritten.
+    for line in log.lines if not log.notes else ():
         if isinstance(line, BadLine) and redactors:
             # A line that is not a valid entry stays in the log, but a secret in it must not.
             text = line.raw.decode("utf-8", "surrogateescape")
@@ -275,7 +280,7 @@ def run_agent(
         raise ValueError("now must be timezone-aware")
     if dry_run:
         return _run_agent(vault_root, source, plan, now, audit, True, fail_at, processors, state_dir, environ)
-    with _one_run_per_log(source.path):
+    with _one_run_per_log(source.path) if not source.notes else folder_lock(source.path):
         return _run_agent(vault_root, source, plan, now, audit, False, fail_at, processors, state_dir, environ)
 
 
@@ -299,7 +304,8 @@ def _run_agent(
     environ: Mapping[str, str] | None,
 ) -> AgentReport:
     step = fail_at or (lambda name: None)
-    log = read_log(source.path, source.agent)
+    notes = read_notes(vault_root, source.path, source.agent) if source.notes else None
+    log = notes.log if notes is not None else read_log(source.path, source.agent)
     step("read")
     chosen = list(processors) if processors is not None else [build_processor(s, vault_root) for s in plan.specs]
     outcome = _compute(plan, log, chosen, now)
@@ -418,10 +424,18 @@ def _run_agent(
         changes.append(FileChange(_rel(vault_root, path), None, sha256_hex(artifact.content)))
     step("archived")
 
-    new = _new_lines(log, outcome)
-    tail = _rewrite(log, new, step)
+    tail = b""
+    if notes is not None:
+        step("history-written")
+        rewritten = {i: outcome.current[i] for i in replaced}
+        applied = apply_to_notes(vault_root, notes, set(dropped), rewritten)
+        changes[:0] = applied.changes
+        report = replace(report, notes_left=applied.warnings)
+    else:
+        new = _new_lines(log, outcome)
+        tail = _rewrite(log, new, step)
+        changes.insert(0, FileChange(_rel(vault_root, log.path), sha256_hex(log.content), sha256_hex(new + tail)))
     step("replaced")
-    changes.insert(0, FileChange(_rel(vault_root, log.path), sha256_hex(log.content), sha256_hex(new + tail)))
     if audit is not None:
         audit.record(
             source="process",
@@ -564,7 +578,7 @@ def process_vault(
     Every agent's list is checked before any log is touched, so a refused list changes nothing anywhere. `state_dir`
     is where forward processors remember what they sent (see `run_agent`).
     """
-    sources = find_sources(vault_root, config.session_history.sources)
+    sources = find_sources(vault_root, config.session_history.sources, config.sessions.folder)
     if not config.session_history.sources:
         raise ConfigError(
             f"{config_source}: session_history.sources is empty, so there are no history logs to process; add "

@@ -340,14 +340,25 @@ ProcessorSpec = RetainSpec | ArchiveSpec | RedactSpec | ForwardSpec | SummarizeS
 
 @dataclass(frozen=True)
 class SourceConfig:
-    """One place history logs live."""
+    """One place session entries come from: agents' history logs, or the vault's own session notes."""
 
-    path: str = "./agents/{agent}/history.jsonl"
-    """A path relative to the vault root (or absolute) with `{agent}` standing for one folder or file name part."""
+    path: str | None = None
+    """History logs: a path relative to the vault root (or absolute) with `{agent}` standing for one folder or file
+    name part, such as `./agents/{agent}/history.jsonl`."""
+    session_notes: str | None = None
+    """The vault's session notes (`sessions.folder`, `ops/sessions/<YYYY-MM-DD>/*.md`), as the entries of the agent
+    named here, one entry per note."""
 
     def __post_init__(self) -> None:
-        if "{agent}" not in self.path:
+        if (self.path is None) == (self.session_notes is None):
+            raise ValueError(
+                "a source needs either path (history logs, such as ./agents/{agent}/history.jsonl) or "
+                "session_notes (the name of the agent whose session notes the vault holds), not both"
+            )
+        if self.path is not None and "{agent}" not in self.path:
             raise ValueError(f"path {self.path!r} must contain {{agent}}, which names the agent each log belongs to")
+        if self.session_notes is not None and not re.fullmatch(r"[\w.-]+", self.session_notes):
+            raise ValueError("session_notes must be an agent name (letters, digits, '.', '-', '_')")
 
 
 @dataclass(frozen=True)
@@ -355,7 +366,7 @@ class SessionHistoryConfig:
     """Where the agents' `history.jsonl` logs are and what is done to them by default."""
 
     sources: tuple[SourceConfig, ...] = ()
-    """Where the logs are; none configured means `companion process` has nothing to do."""
+    """Where the entries are (logs, session notes); none configured means `companion process` has nothing to do."""
     allow_data_loss: bool = False
     """Let a processor list drop entries with no `archive` processor to keep them."""
     processors: tuple[ProcessorSpec, ...] = ()

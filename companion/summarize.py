@@ -50,7 +50,10 @@ DEDUPE_ENV = "AGENT_VAULT_DEDUPE"
 """`0` turns deduplication off: each run writes a new summary note instead of updating the agent's note in place."""
 
 _OUR_KEYS = ("type", "agent", "date", "source", "entries", "generated_by", "prompt", "summary_sha", "updated")
-META_KEYS = frozenset({"id", "ts", "agent", "model", "role", "type", "status", "system", "name", "tool_call_id"})
+META_KEYS = frozenset(
+    {"id", "ts", "agent", "model", "role", "type", "status", "system", "name", "tool_call_id"}
+    | {"path", "user_id", "chat_id", "markdown"}  # a session note's entry: its address, and its whole text again
+)
 """Fields that address or describe an entry rather than say something (`system` holds the same prompt every time)."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'\-]*")
@@ -207,6 +210,7 @@ def ask_model(processor: SummarizeProcessor, agent: str, entries: Sequence[Entry
     spec = processor.spec
     url = _endpoint(spec.url or "")
     headers = {"Content-Type": "application/json", "User-Agent": "vault-companion"}
+    token = None
     if spec.token_env is not None:
         token = environ.get(spec.token_env, "")
         if not token:
@@ -214,7 +218,6 @@ def ask_model(processor: SummarizeProcessor, agent: str, entries: Sequence[Entry
                 f"{url}: the environment variable {spec.token_env} (token_env) is not set; set it to the endpoint's "
                 "token and run again"
             )
-        headers["Authorization"] = f"Bearer {token}"
     system = (
         f"You summarize the session history of the AI agent '{agent}' for its long-term memory. Answer in plain "
         f"text only, at most {spec.sentences} sentences: what was done, decided and learned. No headings, no "
@@ -226,6 +229,9 @@ def ask_model(processor: SummarizeProcessor, agent: str, entries: Sequence[Entry
         "temperature": 0,
     }
     request = urllib.request.Request(url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST")
+    if token:
+        # Not copied onto a redirect (see `companion.forward`).
+        request.add_unredirected_header("Authorization", f"Bearer {token}")
     try:
         with urllib.request.urlopen(request, timeout=spec.timeout_s) as response:
             raw = response.read()

@@ -87,8 +87,8 @@ class EmbedReport:
 
 
 def turns(value: Any, key: str | None = None, role: str | None = None) -> list[tuple[str, str]]:
-    """The (speaker, text) pairs of an entry's data, in order: a string's speaker is the `role` of the object holding
-    it (or of the nearest object around it with one), else its own key; fields that only address or describe the entry are left out."""
+    """The (speaker, text) pairs of an entry's data, in order: a string's speaker is the `role` of the nearest object
+    around it that has one, else its own key; fields that only address or describe the entry are left out."""
     if isinstance(value, dict):
         who = value.get("role")
         speaker = who.strip() if isinstance(who, str) and who.strip() else role

@@ -14,15 +14,15 @@ When any processor of an agent is due, the agent's WHOLE list runs (so an `archi
 drops), and the run is recorded for every processor of the list. The records live in `pipeline/triggers.json`
 in the vault's data directory, written atomically, and only once something has run.
 
-Deciding is pure (`due_agents` takes the clock, the file stats and the state); `stat_sources` and
-`TriggerState.load`/`save` are the only parts that touch the disk.
+Deciding is pure (`due_agents` takes the clock, the file stats and the state; `recorded_files` picks the stats a run
+leaves behind); `stat_sources` and `TriggerState.load`/`save` are the only parts that touch the disk.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 from pathlib import Path
@@ -49,7 +49,7 @@ MIB = 1024 * 1024
 
 @dataclass(frozen=True)
 class FileStat:
-    """One history log's size and modification time, as seen at a check or right after a run."""
+    """One history log's size and modification time, as seen at a check or around a run."""
 
     path: str
     """The log file."""
@@ -66,7 +66,8 @@ class Run:
     at: datetime
     """When it ran (timezone-aware)."""
     files: tuple[FileStat, ...]
-    """The agent's logs right after the run, so the run's own rewrite does not count as a write."""
+    """The agent's logs as the run is known to have seen them (see `recorded_files`): a log that differs from these
+    at a later check was written since."""
 
 
 @dataclass(frozen=True)
@@ -164,15 +165,54 @@ def _run_from_json(record: Any) -> Run | None:
 
 
 def stat_sources(sources: list[Source]) -> dict[str, tuple[FileStat, ...]]:
-    """Each agent's logs as they are now (a log that vanished since it was found is left out)."""
+    """Each agent's logs as they are now (a log that vanished since it was found is left out); a session-notes
+    folder counts as one file, see `_stat_notes`."""
     out: dict[str, list[FileStat]] = {}
     for source in sources:
         try:
-            info = os.stat(source.path)
+            stat = _stat_notes(source.path) if source.notes else _stat_file(source.path)
         except OSError:
             continue
-        out.setdefault(source.agent, []).append(FileStat(str(source.path), info.st_size, info.st_mtime_ns))
+        out.setdefault(source.agent, []).append(stat)
     return {agent: tuple(sorted(files, key=lambda f: f.path)) for agent, files in out.items()}
+
+
+def _stat_file(path: Path) -> FileStat:
+    info = os.stat(path)
+    return FileStat(str(path), info.st_size, info.st_mtime_ns)
+
+
+def _stat_notes(folder: Path) -> FileStat:
+    """A session-notes folder as one file: the notes' total size and the newest change among the notes and their
+    day folders (a note removed changes its folder's time), so a note written, edited or removed is a write."""
+    size, newest = 0, os.stat(folder).st_mtime_ns
+    with os.scandir(folder) as days:
+        for day in days:
+            if not day.is_dir(follow_symlinks=False):
+                continue
+            newest = max(newest, day.stat().st_mtime_ns)
+            with os.scandir(day.path) as notes:
+                for note in notes:
+                    if note.name.endswith(".md") and note.is_file():
+                        info = note.stat()
+                        size += info.st_size
+                        newest = max(newest, info.st_mtime_ns)
+    return FileStat(str(folder), size, newest)
+
+
+def recorded_files(
+    before: tuple[FileStat, ...], after: tuple[FileStat, ...], rewritten: Collection[str]
+) -> tuple[FileStat, ...]:
+    """The logs to record for a run, from their stats just `before` and just `after` it.
+
+    Each log is recorded as it was before the run, the state the run read from at the earliest, so a write that lands
+    while it runs or right after it still differs at the next check and makes `on_write` fire again. Only the logs
+    in `rewritten` (paths of logs the run rewrote itself and that hold exactly what it wrote) are recorded as after
+    it, so the run's own rewrite is not taken for a write. A log that appeared during the run is left out: it counts
+    as changed at the next check.
+    """
+    now = {f.path: f for f in after}
+    return tuple(now[f.path] if f.path in rewritten and f.path in now else f for f in before)
 
 
 def _nightly_day(moment: datetime, tz: tzinfo | None) -> date:

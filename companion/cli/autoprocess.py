@@ -16,9 +16,10 @@ from pathlib import Path
 
 from companion.audit import AuditLog
 from companion.config import CompanionConfig
-from companion.history import find_sources
+from companion.errors import HistoryError
+from companion.history import find_sources, read_log
 from companion.pipeline import AgentReport, process_vault
-from companion.triggers import Due, Run, TriggerState, due_agents, stat_sources
+from companion.triggers import Due, Run, TriggerState, due_agents, recorded_files, stat_sources
 
 log = logging.getLogger("companion.triggers")
 
@@ -101,7 +102,7 @@ class AutoProcessor:
     def check(self) -> list[Due]:
         """One check: run every due agent's whole list and record it; return the agents that ran."""
         now = self.clock()
-        sources = find_sources(self.vault_root, self.config.session_history.sources)
+        sources = find_sources(self.vault_root, self.config.session_history.sources, self.config.sessions.folder)
         result = due_agents(
             self.config,
             stat_sources(sources),
@@ -122,6 +123,9 @@ class AutoProcessor:
             failed = self._failed.get(due.agent)
             if failed is not None and (now - failed).total_seconds() < self.retry_s:
                 continue
+            mine = [s for s in sources if s.agent == due.agent]
+            # Before the run: what it reads at the earliest, so what lands during or after it still shows as a write.
+            before = stat_sources(mine).get(due.agent, ())
             try:
                 reports = process_vault(
                     self.vault_root,
@@ -136,10 +140,28 @@ class AutoProcessor:
                 self.on_error(due.agent, exc)
                 continue
             self._failed.pop(due.agent, None)
-            # The stats after the run, so the run's own rewrite does not look like a write next time.
-            after = stat_sources([s for s in sources if s.agent == due.agent]).get(due.agent, ())
-            self.state.record(due.agent, due.keys, Run(now, after))
+            # Stat before looking at what the logs hold: a write after this stat then shows at the next check.
+            after = stat_sources(mine).get(due.agent, ())
+            rewritten = {str(report.source) for report in reports if _holds_what_the_run_wrote(report)}
+            self.state.record(due.agent, due.keys, Run(now, recorded_files(before, after, rewritten)))
             self.state.save()
             ran.append(due)
             self.on_run(due, reports)
         return ran
+
+
+def _holds_what_the_run_wrote(report: AgentReport) -> bool:
+    """Whether the run rewrote this log and nothing was written to it since: then its stats after the run are the
+    run's own doing. Entries appended during the run were carried over unprocessed, and any appended after it add to
+    the count of entries the run kept; either way the log must count as written at the next check."""
+    # The pipeline rewrites a log exactly when one of these is not empty; were they ever to disagree, the cost is one
+    # extra run, never a missed write.
+    if not (report.dropped or report.replaced or report.archives or report.derived) or report.appended:
+        return False
+    if report.source.is_dir():
+        return False  # session notes: the agent may have written one since; one extra run settles it
+    try:
+        log = read_log(report.source, report.agent)
+    except HistoryError:
+        return False
+    return len(log.entries) == report.kept

@@ -169,6 +169,10 @@ def _json(report: AgentReport) -> dict[str, Any]:
     }
 
 
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def _print(report: AgentReport) -> None:
     verb = "would " if report.dry_run else ""
     print(f"{report.agent}: {report.source}")
@@ -207,7 +211,7 @@ def _print(report: AgentReport) -> None:
         if embed.reason:
             print(f"  history notes {embed.pattern}: {embed.reason}")
         for day in embed.notes:
-            print(f"  {verb}write history note {day.path} ({day.entries} entries, {day.added} new)")
+            print(f"  {verb}write history note {day.path} ({_count(day.entries, 'entry', 'entries')}, {day.added} new)")
         if embed.status:
             print(f"  {embed.status} status replies (such as HEARTBEAT_OK) left out of the history notes")
     if report.redacted_lines:

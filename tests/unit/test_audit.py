@@ -119,3 +119,10 @@ def test_undone_ids_and_last_undoable(tmp_path: Path) -> None:
     assert log.last_undoable() is None
     c = log.record(source="app", action="archive", summary="c", changes=[])
     assert log.last_undoable() == c
+
+
+def test_a_plain_undo_passes_over_forward_records(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path)
+    pin = log.record(source="cli", action="pin", summary="pin", changes=[])
+    log.record(source="process", action="forward", summary="Forwarded 3 entries", changes=[])
+    assert log.last_undoable() == pin

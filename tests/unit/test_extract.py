@@ -82,6 +82,65 @@ def test_rules_pick_each_kind_and_skip_heartbeats_questions_and_fragments() -> N
     assert classify("The weather was nice and the walk was pleasant.") is None
 
 
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("Decided to keep the nightly backup on the old server.", ("decision", 0.75)),
+        ("Decided against renewing the market data feed this year.", ("decision", 0.75)),
+        ("Agreed to move the release to Thursday next week.", ("decision", 0.75)),
+        ("Decided: the nightly backup stays on the old server.", ("decision", 0.8)),
+        ("Agreed: the release moves to Thursday next week.", ("decision", 0.8)),
+        ("Decision: keep the nightly backup on the old server.", ("decision", 0.9)),
+        ("We're going with the smaller instance for staging.", ("decision", 0.7)),
+        ("We\u2019re going with the smaller instance for staging.", ("decision", 0.7)),
+        ("We'll go with the smaller instance for staging.", ("decision", 0.7)),
+        ("I will go with the fixed-rate bond for the ladder.", ("decision", 0.7)),
+        ("We decided not to renew the contract this year.", ("decision", 0.85)),
+    ],
+)
+def test_decisions_in_note_style_and_contracted_forms(sentence: str, expected: tuple[str, float]) -> None:
+    assert classify(sentence) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I haven't decided yet which broker to use.",
+        "We have not decided on the broker for the fund.",
+        "We haven't agreed on the vendor for the new ledger.",
+        "The team is still undecided about the broker for the fund.",
+        "Undecided: which broker handles the fund next year.",
+        "If we decided to switch brokers, what would it cost?",
+        "If we decided to switch brokers, the fees would double.",
+        "Whether we agreed on the budget is still unclear to me.",
+        "We won't go with the larger instance for staging.",
+        "Decided to keep the nightly backup on the old server?",
+    ],
+)
+def test_undecided_conditional_and_questioned_decisions_are_not_decisions(sentence: str) -> None:
+    assert classify(sentence) is None
+
+
+def test_research_mode_writes_note_style_decisions(tmp_path: Path) -> None:
+    write_log(
+        tmp_path,
+        [
+            "Decided to keep the nightly backup on the old server.",
+            "Agreed: the release moves to Thursday next week.",
+            "We\u2019ll go with the smaller instance for staging.",
+            "I haven't decided yet which broker to use.",
+        ],
+    )
+    run(tmp_path, config(), mode="research")
+    written = notes(tmp_path)
+    assert sorted(written) == [
+        "Decided to keep the nightly backup on the old server",
+        "The release moves to Thursday next week",
+        "We\u2019ll go with the smaller instance for staging",
+    ]
+    assert all(front(text)["type"] == "decision" for text in written.values())
+
+
 def test_titles_are_clean_file_safe_and_short() -> None:
     assert make_title("TODO: rotate the keys/certs: staging [urgent]?") == "Rotate the keys certs staging urgent"
     long = make_title("Decision: " + "we will migrate every service to the new cluster " * 3)

@@ -4,8 +4,11 @@ redaction before anything leaves, dry runs that send nothing."""
 
 from __future__ import annotations
 
+import io
 import json
 import socket
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -183,6 +186,65 @@ def test_missing_token_variable_sends_nothing_and_says_so(
     write_log(tmp_path, [("a", 1)])
     report = run(tmp_path, config(webhook(hook.url, "      token_env: NOT_SET_TOKEN\n")))
     assert "NOT_SET_TOKEN" in (report.forwards[0].problem or "") and hook.requests == []
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[urllib.request.Request]:
+    """Every request the forward sink makes, answered 200 without touching the network."""
+    requests: list[urllib.request.Request] = []
+
+    def urlopen(request: urllib.request.Request, timeout: float) -> io.BytesIO:
+        requests.append(request)
+        return io.BytesIO(b"")
+
+    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    return requests
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://example.invalid/hook",
+        "http://10.0.0.5:8080/hook",
+        "http://127.0.0.1.example.invalid/hook",
+        "http://[::ffff:10.0.0.5]/hook",
+    ],
+)
+def test_a_token_is_never_sent_over_plain_http_to_another_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sent: list[urllib.request.Request], url: str
+) -> None:
+    monkeypatch.setenv("HOOK_TOKEN", "tok-123")
+    write_log(tmp_path, [("a", 1), ("b", 0)])
+    report = run(tmp_path, config(webhook(url, "      token_env: HOOK_TOKEN\n")), state_dir=tmp_path / "state")
+    (forward,) = report.forwards
+    host = urllib.parse.urlsplit(url).hostname
+    assert forward.sent == 0 and forward.pending == 2 and report.warnings == (forward.problem,)
+    assert forward.problem is not None and forward.problem.startswith(shown_url(url) + ": ")
+    assert f"sends a bearer token (token_env HOOK_TOKEN) over plain http to {host}," in forward.problem
+    assert "use https, or a loopback address" in forward.problem and "tok-123" not in forward.problem
+    assert sent == [] and not forward.state.exists()
+    # The entries stayed unsent: the same sink without a token sends them all on a later run.
+    later = run(tmp_path, config(webhook(url)), state_dir=tmp_path / "state")
+    assert later.forwards[0].sent == 2 and [r.get_header("Authorization") for r in sent] == [None]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://localhost:8080/hook",
+        "http://127.0.0.2:8080/hook",
+        "http://[::1]:8080/hook",
+        "https://example.invalid/hook",
+    ],
+)
+def test_a_token_goes_over_https_or_to_a_loopback_address(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sent: list[urllib.request.Request], url: str
+) -> None:
+    monkeypatch.setenv("HOOK_TOKEN", "tok-123")
+    write_log(tmp_path, [("a", 1)])
+    report = run(tmp_path, config(webhook(url, "      token_env: HOOK_TOKEN\n")), state_dir=tmp_path / "state")
+    assert report.forwards[0].sent == 1 and report.forwards[0].problem is None
+    assert [(r.full_url, r.get_header("Authorization")) for r in sent] == [(url, "Bearer tok-123")]
 
 
 def test_seeded_secrets_never_reach_the_webhook_or_the_jsonl_sink(tmp_path: Path, hook: Hook) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -10,9 +11,9 @@ import pytest
 from companion.cli.autoprocess import AutoProcessor
 from companion.config import CompanionConfig
 from companion.history import serialize
-from companion.pipeline import AgentReport
+from companion.pipeline import AgentReport, process_vault
 from companion.specs import AgentConfig, ArchiveSpec, RetainSpec, SessionHistoryConfig, SourceConfig
-from companion.triggers import STATE_FILE, Due, FileStat, Run, TriggerState, due_agents, is_due
+from companion.triggers import STATE_FILE, Due, FileStat, Run, TriggerState, due_agents, is_due, recorded_files
 
 T0 = datetime(2026, 3, 22, 12, 0, tzinfo=UTC)
 PARIS_WINTER = timezone(timedelta(hours=1))
@@ -21,7 +22,10 @@ FILES = (FileStat("/v/agents/sentinel/history.jsonl", 1000, 1),)
 
 def _config(*specs: ArchiveSpec | RetainSpec, agents: dict[str, AgentConfig] | None = None) -> CompanionConfig:
     return CompanionConfig(
-        session_history=SessionHistoryConfig(sources=(SourceConfig(),), processors=specs), agents=agents or {}
+        session_history=SessionHistoryConfig(
+            sources=(SourceConfig(path="./agents/{agent}/history.jsonl"),), processors=specs
+        ),
+        agents=agents or {},
     )
 
 
@@ -118,6 +122,23 @@ def test_a_refused_list_is_a_problem_not_a_run() -> None:
     config = _config(RetainSpec(max_age_days=3, trigger="on_startup"))
     check = due_agents(config, {"sentinel": FILES}, TriggerState(), T0, started=T0)
     assert check.due == () and "archive" in check.problems[0]
+
+
+def test_a_write_during_or_after_a_run_is_still_a_write_at_the_next_check() -> None:
+    spec = RetainSpec(max_age_days=3, trigger="on_write")
+    path = FILES[0].path
+    written = (FileStat(path, 1200, 2),)  # an append that landed after the run read the log
+    # A run that did not rewrite the log: recorded as before it, so the append makes the list due again.
+    kept = recorded_files(FILES, written, set())
+    assert kept == FILES and is_due(spec, Run(T0, kept), written, T0 + timedelta(minutes=1), started=T0)
+    # A log the run rewrote and nothing touched since: recorded as after it, so its own rewrite is no write.
+    rewritten = (FileStat(path, 800, 2),)
+    settled = recorded_files(FILES, rewritten, {path})
+    assert settled == rewritten and not is_due(spec, Run(T0, settled), rewritten, T0, started=T0)
+    # A log that appeared during the run is left out, so it counts as changed.
+    other = FileStat("/v/agents/sentinel/more.jsonl", 10, 3)
+    grown = recorded_files(FILES, (*FILES, other), set())
+    assert grown == FILES and is_due(spec, Run(T0, grown), (*FILES, other), T0, started=T0)
 
 
 def test_state_survives_a_restart(tmp_path: Path) -> None:
@@ -217,3 +238,77 @@ def test_a_failing_run_is_reported_and_retried_later(tmp_path: Path, monkeypatch
     now[0] = T0 + timedelta(minutes=6)
     auto.check()
     assert len(errors) == 2
+
+
+def _sentinel(tmp_path: Path) -> tuple[Path, Path, Path, CompanionConfig]:
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    log = vault / "agents" / "sentinel" / "history.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(_entry("sentinel", 1, T0 - timedelta(days=10)) + _entry("sentinel", 2, T0))
+    config = _config(ArchiveSpec(older_than_days=3), RetainSpec(max_age_days=3, trigger="on_write"))
+    return vault, data, log, config
+
+
+def _fail(agent: str, exc: Exception) -> None:
+    pytest.fail(f"{agent}: {exc}")
+
+
+def _ids(log: Path) -> list[str]:
+    return [json.loads(line)["id"] for line in log.read_bytes().splitlines()]
+
+
+def test_an_append_right_after_a_run_makes_the_next_check_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault, data, log, config = _sentinel(tmp_path)
+    appends = [_entry("sentinel", 3, T0 - timedelta(days=5)), _entry("sentinel", 4, T0)]
+
+    def then_append(*args: object, **kwargs: object) -> list[AgentReport]:
+        reports = process_vault(*args, **kwargs)  # type: ignore[arg-type]
+        if appends:
+            # Lands after the run's rewrite, before the thread looks at the log again.
+            with log.open("ab") as handle:
+                handle.write(appends.pop(0))
+        return reports
+
+    monkeypatch.setattr("companion.cli.autoprocess.process_vault", then_append)
+    now = [T0]
+    auto = AutoProcessor(vault, config, data, clock=lambda: now[0], on_run=lambda d, r: None, on_error=_fail)
+    assert [d.agent for d in auto.check()] == ["sentinel"]  # drops sentinel-1 and rewrites the log
+    assert _ids(log) == ["sentinel-2", "sentinel-3"]
+    now[0] += timedelta(minutes=1)
+    assert [d.agent for d in auto.check()] == ["sentinel"]  # the append was seen: sentinel-3 dropped
+    assert _ids(log) == ["sentinel-2", "sentinel-4"]
+    # That run rewrote nothing but an append followed it too: still a write at the next check.
+    now[0] += timedelta(minutes=1)
+    assert [d.agent for d in auto.check()] == ["sentinel"]
+    now[0] += timedelta(minutes=1)
+    assert auto.check() == []  # and once nothing more is written, nothing more runs
+
+
+def test_an_entry_appended_while_a_run_rewrites_the_log_is_processed_next_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault, data, log, config = _sentinel(tmp_path)
+    appends = [_entry("sentinel", 3, T0 - timedelta(days=5))]
+
+    def append_at(step: str) -> None:
+        if step == "computed" and appends:
+            with log.open("ab") as handle:
+                handle.write(appends.pop(0))
+
+    def appending(*args: object, **kwargs: object) -> list[AgentReport]:
+        return process_vault(*args, fail_at=append_at, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("companion.cli.autoprocess.process_vault", appending)
+    now = [T0]
+    runs: list[AgentReport] = []
+    auto = AutoProcessor(vault, config, data, clock=lambda: now[0], on_run=lambda d, r: runs.extend(r), on_error=_fail)
+    assert [d.agent for d in auto.check()] == ["sentinel"]
+    # The run read the log before the append, so it carried sentinel-3 over without processing it.
+    assert runs[0].appended > 0 and _ids(log) == ["sentinel-2", "sentinel-3"]
+    now[0] += timedelta(minutes=1)
+    assert [d.agent for d in auto.check()] == ["sentinel"]
+    assert runs[1].dropped == ("sentinel-3",) and _ids(log) == ["sentinel-2"]
+    now[0] += timedelta(minutes=1)
+    assert auto.check() == []

@@ -1,0 +1,140 @@
+"""The vault's session notes as a source of session entries: `<sessions folder>/<YYYY-MM-DD>/*.md` (seed 000).
+
+Each session note is one entry: its id is the note's vault-relative path, its moment the note's date and time (in
+local time, as the agent writes them), and its data the user's message, the agent's answer and the note's body
+under `note` (what summaries, extracted notes, history notes and forward sinks see), plus the whole file's text
+under `markdown`, which is what an archive keeps (so an archived note can be restored byte for byte) and what
+redaction rewrites.
+
+Applying a run's result to the notes: a dropped note is removed (after the pipeline wrote its archive), a replaced
+(redacted) note is rewritten atomically with the redacted text. A note that changed since it was read is left as it
+is, with a warning: the agent may be writing it right now.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from companion.atomic import remove_durably, write_atomic
+from companion.audit import FileChange, sha256_hex
+from companion.errors import NoteError
+from companion.history import BadLine, Entry, HistoryLog, serialize
+from companion.parse import parse_note
+from companion.sessions import read_session
+
+MARKDOWN_KEY = "markdown"
+"""The field holding a session note's whole text in its entry."""
+
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+@dataclass(frozen=True)
+class NotesRead:
+    """The session notes as read: the entries (as a `HistoryLog` the pipeline runs over) and each file's bytes."""
+
+    log: HistoryLog
+    """The entries, in time order; unreadable notes are its bad lines (reported, never touched)."""
+    files: Mapping[str, bytes]
+    """Each entry's note bytes as read, by id (its vault-relative path)."""
+
+
+def read_notes(vault_root: Path, folder: Path, agent: str) -> NotesRead:
+    """Every session note under `folder`'s day folders, as entries of `agent`."""
+    entries: list[Entry] = []
+    bad: list[BadLine] = []
+    files: dict[str, bytes] = {}
+    try:
+        days = sorted(d for d in os.listdir(folder) if _DAY.fullmatch(d) and (folder / d).is_dir())
+    except FileNotFoundError:
+        days = []
+    for day in days:
+        for path in sorted((folder / day).glob("*.md")):
+            rel = path.relative_to(vault_root).as_posix()
+            problem = None
+            try:
+                raw = path.read_bytes()
+                text = raw.decode("utf-8")
+                summary = read_session(rel, parse_note(rel, raw))
+            except OSError as exc:
+                problem = f"cannot read the note ({exc.strerror or exc})"
+            except UnicodeDecodeError:
+                problem = "the note is not UTF-8"
+            except NoteError as exc:
+                problem = exc.reason
+            else:
+                when = summary.when
+                if when is None:
+                    problem = f"the note has no readable date and time (date {summary.date!r}, time {summary.time!r})"
+            if problem is not None:
+                bad.append(
+                    BadLine(len(bad) + 1, rel.encode("utf-8"), f"{path}: {problem}; the session note was left as it is")
+                )
+                continue
+            assert when is not None
+            moment = when.astimezone()  # agents write local time without a zone
+            data = {
+                "id": rel,
+                "ts": moment.isoformat(),
+                "agent": agent,
+                "path": rel,
+                "user_id": summary.user_id,
+                "chat_id": summary.chat_id,
+                "messages": [
+                    {"role": "user", "content": summary.user_msg},
+                    {"role": agent, "content": summary.sentinel_msg},
+                ],
+                "note": summary.body,
+                MARKDOWN_KEY: text,
+            }
+            entries.append(Entry(rel, moment, agent, data, serialize(data)))
+            files[rel] = raw
+    entries.sort(key=lambda e: (e.ts, e.id))
+    log = HistoryLog(path=folder, agent=agent, lines=(*entries, *bad), size=0, content=b"", notes=True)
+    return NotesRead(log, files)
+
+
+@dataclass(frozen=True)
+class NotesApplied:
+    """What applying a run to the session notes changed."""
+
+    changes: tuple[FileChange, ...]
+    """One per note removed or rewritten."""
+    warnings: tuple[str, ...]
+    """Notes left as they are because they changed since the read."""
+
+
+def apply_to_notes(vault_root: Path, read: NotesRead, dropped: set[str], replaced: Mapping[str, Entry]) -> NotesApplied:
+    """Remove the dropped notes and rewrite the replaced ones, each only if it is still what the run read."""
+    changes: list[FileChange] = []
+    warnings: list[str] = []
+    for rel in sorted(dropped | set(replaced)):
+        path = vault_root / rel
+        before = read.files[rel]
+        try:
+            now = path.read_bytes()
+        except FileNotFoundError:
+            now = None
+        if now != before:
+            warnings.append(
+                f"{path}: the session note changed (or went) while the run was working, so it was left as it is; "
+                "run again to process it" + ("; a copy of the text it had is in the archive" if rel in dropped else "")
+            )
+            continue
+        if rel in dropped:
+            remove_durably(path)
+            changes.append(FileChange(rel, sha256_hex(before), None))
+            with contextlib.suppress(OSError):
+                path.parent.rmdir()  # an emptied day folder goes too
+        else:
+            text = replaced[rel].data.get(MARKDOWN_KEY)
+            if not isinstance(text, str):
+                continue
+            after = text.encode("utf-8")
+            write_atomic(path, after)
+            changes.append(FileChange(rel, sha256_hex(before), sha256_hex(after)))
+    return NotesApplied(tuple(changes), tuple(warnings))

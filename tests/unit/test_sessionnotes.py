@@ -1,0 +1,197 @@
+"""The vault's session notes (`ops/sessions/<day>/*.md`) as a source: retain and archive move old notes into xz
+archives byte for byte, redact rewrites notes in place, broken notes are named and left alone, a note changed during
+a run is not touched, a crash at any step loses no note, and derived notes see the sessions' messages."""
+
+from __future__ import annotations
+
+import json
+import lzma
+import os
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from companion.audit import AuditLog
+from companion.config import parse_config
+from companion.errors import ConfigError
+from companion.history import find_sources
+from companion.pipeline import STEPS, AgentReport, process_vault
+from companion.sessionnotes import MARKDOWN_KEY
+from companion.triggers import stat_sources
+from tests.conftest import file_tree
+
+# Session notes hold local time without a zone: the run's moment is local too.
+NOW = datetime(2026, 3, 22, 12).astimezone()
+SECRET_KEY = "sk-" + "A1b2C3d4" * 4
+FOLDER = "ops/sessions"
+
+
+def session(vault: Path, when: datetime, user: str, answer: str, newline: str = "\n") -> Path:
+    path = vault / FOLDER / f"{when:%Y-%m-%d}" / f"{when:%H%M}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = ["---", f"date: {when:%Y-%m-%d}", f'time: "{when:%H:%M}"', "user_id: alice"]
+    lines += [
+        f"user_msg: {json.dumps(user)}",
+        f"sentinel_msg: {json.dumps(answer)}",
+        "---",
+        f"Talked with alice: {user}",
+    ]
+    path.write_bytes((newline.join(lines) + newline).encode("utf-8"))
+    return path
+
+
+def sessions(vault: Path) -> list[Path]:
+    return [
+        session(vault, NOW - timedelta(days=10), "Book the dentist for Friday.", "Booked for 9:00."),
+        session(vault, NOW - timedelta(days=9, hours=2), "What was the fee?", "Forty euros."),
+        session(vault, NOW - timedelta(days=1), f"Use the key {SECRET_KEY} for the backup.", "Done."),
+        session(vault, NOW - timedelta(hours=3), "We decided to move the sync to nightly runs.", "OK, nightly."),
+    ]
+
+
+def config(items: str) -> str:
+    return f"session_history:\n  sources:\n    - session_notes: sentinel\n  processors:\n{items}"
+
+
+KEEP_3_DAYS = "    - type: archive\n      destination: ./cold\n    - type: retain\n      max_age_days: 3\n"
+
+
+def run(vault: Path, yaml_text: str, **kwargs: object) -> AgentReport:
+    (report,) = process_vault(vault, parse_config(yaml_text), NOW, **kwargs)  # type: ignore[arg-type]
+    return report
+
+
+def archived(vault: Path) -> dict[str, bytes]:
+    """Each archived note's text by its path, from every archive file."""
+    out: dict[str, bytes] = {}
+    for path in sorted((vault / "cold").rglob("*.jsonl.xz")):
+        for line in lzma.decompress(path.read_bytes()).splitlines():
+            data = json.loads(line)
+            out[data["id"]] = data[MARKDOWN_KEY].encode("utf-8")
+    return out
+
+
+def test_config_names_logs_or_session_notes() -> None:
+    parsed = parse_config(config("    - type: redact\n"))
+    (source,) = parsed.session_history.sources
+    assert source.session_notes == "sentinel" and source.path is None
+    for bad in ("    - {}\n", "    - session_notes: sentinel\n      path: ./a/{agent}.jsonl\n"):
+        text = "session_history:\n  sources:\n" + bad
+        with pytest.raises(ConfigError, match=r"either path .* or session_notes"):
+            parse_config(text)
+
+
+def test_old_notes_are_archived_byte_for_byte_and_removed(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    notes = sessions(vault)
+    original = {p.relative_to(vault).as_posix(): p.read_bytes() for p in notes}
+    report = run(vault, config(KEEP_3_DAYS))
+    old = [p.relative_to(vault).as_posix() for p in notes[:2]]
+    assert report.dropped == tuple(old) and report.kept == 2
+    assert not notes[0].exists() and not notes[1].exists() and notes[2].exists() and notes[3].exists()
+    assert not notes[0].parent.exists()  # the emptied day folder went too
+    kept = {p.relative_to(vault).as_posix(): p.read_bytes() for p in (vault / FOLDER).rglob("*.md")}
+    assert archived(vault) == {rel: original[rel] for rel in old}
+    assert {**kept, **archived(vault)} == original
+
+
+def test_redaction_rewrites_only_the_secret_and_keeps_line_ends(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    note = session(vault, NOW - timedelta(days=1), f"Use the key {SECRET_KEY} now.", "Done.", newline="\r\n")
+    before = note.read_bytes()
+    report = run(vault, config("    - type: redact\n"))
+    assert report.replaced == (note.relative_to(vault).as_posix(),)
+    assert note.read_bytes() == before.replace(SECRET_KEY.encode(), b"[REDACTED:openai_key]")
+    assert b"\r\n" in note.read_bytes()
+
+
+def test_archives_hold_redacted_notes_when_the_list_redacts(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    old = session(vault, NOW - timedelta(days=8), f"The key is {SECRET_KEY}.", "Stored.")
+    run(vault, config("    - type: redact\n" + KEEP_3_DAYS))
+    (text,) = archived(vault).values()
+    assert not old.exists() and SECRET_KEY.encode() not in text and b"[REDACTED:openai_key]" in text
+
+
+def test_broken_notes_are_named_and_left_alone(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    sessions(vault)
+    broken = vault / FOLDER / "2026-03-01" / "broken.md"
+    broken.parent.mkdir(parents=True)
+    broken.write_bytes(b"---\ndate: [\n---\nold\n")
+    report = run(vault, config(KEEP_3_DAYS))
+    assert broken.read_bytes() == b"---\ndate: [\n---\nold\n"
+    assert any(str(broken) in p and "left as it is" in p for p in report.problems)
+
+
+def test_a_note_changed_during_the_run_is_left_as_it_is(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    notes = sessions(vault)
+
+    def agent_writes(step: str) -> None:
+        if step == "derived":
+            with notes[0].open("ab") as handle:
+                handle.write(b"A late line from the agent.\n")
+
+    report = run(vault, config(KEEP_3_DAYS), fail_at=agent_writes)
+    assert notes[0].exists() and notes[0].read_bytes().endswith(b"A late line from the agent.\n")
+    assert not notes[1].exists()
+    assert any(str(notes[0]) in w and "changed" in w for w in report.warnings)
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_a_crash_at_any_step_loses_no_note(tmp_path: Path, step: str) -> None:
+    vault = tmp_path / "vault"
+    notes = sessions(vault)
+    original = {p.relative_to(vault).as_posix(): p.read_bytes() for p in notes}
+
+    def crash(name: str) -> None:
+        if name == step:
+            raise RuntimeError(f"crash after {name}")
+
+    with pytest.raises(RuntimeError):
+        run(vault, config(KEEP_3_DAYS), fail_at=crash)
+    kept = {p.relative_to(vault).as_posix(): p.read_bytes() for p in (vault / FOLDER).rglob("*.md")}
+    found = {**archived(vault), **kept}
+    assert found == original
+
+
+def test_derived_notes_see_the_sessions_messages(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    sessions(vault)
+    audit = AuditLog(tmp_path / "data")
+    run(vault, config("    - type: redact\n    - type: embed\n    - type: summarize\n"), audit=audit)
+    day = (vault / "Memory/History/sentinel" / f"sentinel {NOW - timedelta(hours=3):%Y-%m-%d}.md").read_text("utf-8")
+    assert "**user:** We decided to move the sync to nightly runs." in day and "**sentinel:** OK, nightly." in day
+    summary = (vault / "Memory/Summaries/sentinel.md").read_text("utf-8")
+    assert "source: ops/sessions" in summary and SECRET_KEY not in summary
+    assert "user_id" not in day and "---" not in day.split("generated_by")[1].split("\n", 2)[2]
+
+
+def test_a_dry_run_changes_nothing(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    sessions(vault)
+    before = file_tree(tmp_path)
+    report = run(vault, config("    - type: redact\n" + KEEP_3_DAYS), dry_run=True)
+    assert file_tree(tmp_path) == before and len(report.dropped) == 2
+
+
+def test_on_write_sees_a_note_written_edited_or_removed(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    notes = sessions(vault)
+    (source,) = find_sources(vault, parse_config(config(KEEP_3_DAYS)).session_history.sources)
+    assert source.notes and source.agent == "sentinel"
+
+    def stat() -> object:
+        return stat_sources([source])["sentinel"]
+
+    seen = [stat()]
+    session(vault, NOW - timedelta(hours=1), "One more question.", "One more answer.")
+    seen.append(stat())
+    os.utime(notes[3], ns=(notes[3].stat().st_atime_ns, notes[3].stat().st_mtime_ns + 10**9))
+    seen.append(stat())
+    notes[2].unlink()
+    seen.append(stat())
+    assert len({repr(s) for s in seen}) == 4
+    assert stat() == seen[-1]  # and nothing changes while nothing is written
