@@ -319,3 +319,18 @@ def search_archives(roots: Iterable[Path], query: ColdQuery) -> ColdSearch:
         duplicates=duplicates,
         problems=tuple(problems),
     )
+
+
+def find_entry(roots: Iterable[Path], entry_id: str, agent: str | None = None) -> tuple[Entry | None, tuple[str, ...]]:
+    """The archived entry of this id (the copy in the newest archive, when a crash archived it twice), and the
+    archives that could not be read, each named."""
+    found: Entry | None = None
+    problems: list[str] = []
+    for _name, path in find_archives(roots, agent):
+        try:
+            for line in read_archive(path):
+                if isinstance(line, Entry) and line.id == entry_id:
+                    found = line
+        except ArchiveError as exc:
+            problems.append(str(exc))
+    return found, tuple(problems)

@@ -8,7 +8,7 @@ redaction rewrites.
 
 Applying a run's result to the notes: a dropped note is removed (after the pipeline wrote its archive), a replaced
 (redacted) note is rewritten atomically with the redacted text. A note that changed since it was read is left as it
-is, with a warning: the agent may be writing it right now.
+is, with a warning: the agent may be writing it right now. `restore_note` puts an archived note back.
 """
 
 from __future__ import annotations
@@ -20,12 +20,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from companion.atomic import remove_durably, write_atomic
-from companion.audit import FileChange, sha256_hex
-from companion.errors import NoteError
+from companion.atomic import make_folders, remove_durably, write_atomic
+from companion.audit import AuditLog, FileChange, sha256_hex
+from companion.errors import NoteError, ProcessError
+from companion.folderlock import folder_lock
 from companion.history import BadLine, Entry, HistoryLog, serialize
 from companion.parse import parse_note
 from companion.sessions import read_session
+from companion.specs import output_problems
 
 MARKDOWN_KEY = "markdown"
 """The field holding a session note's whole text in its entry."""
@@ -138,3 +140,56 @@ def apply_to_notes(vault_root: Path, read: NotesRead, dropped: set[str], replace
             write_atomic(path, after)
             changes.append(FileChange(rel, sha256_hex(before), sha256_hex(after)))
     return NotesApplied(tuple(changes), tuple(warnings))
+
+
+@dataclass(frozen=True)
+class RestoredNote:
+    """A session note put back from an archive (or that a dry run would put back)."""
+
+    path: Path
+    """The note, where it was archived from."""
+    content: bytes
+    """Its bytes, as archived."""
+    already: bool = False
+    """True when the note was there already with these very bytes (nothing written)."""
+
+
+def restore_note(vault_root: Path, entry: Entry, audit: AuditLog | None, *, dry_run: bool = False) -> RestoredNote:
+    """Put an archived session note back at its path, byte for byte, recorded in the audit log (so `companion undo`
+    takes it out again); `ProcessError` for an entry that is no session note, a path outside the vault, or a file in
+    the way."""
+    text, rel = entry.data.get(MARKDOWN_KEY), entry.data.get("path")
+    if not isinstance(text, str) or not isinstance(rel, str):
+        raise ProcessError(
+            f"archived entry {entry.id!r} is a history-log entry, not a session note, so there is no note to restore; "
+            f"`companion archives search {entry.id!r} --json` shows it whole"
+        )
+    problems = output_problems(rel)
+    path = vault_root / rel
+    if not problems and path.parent.exists() and not path.parent.resolve().is_relative_to(vault_root.resolve()):
+        problems = ["the folder leads out of the vault (a symlink)"]
+    if problems:
+        raise ProcessError(f"archived entry {entry.id!r}: cannot restore to {rel!r}: {problems[0]}; nothing written")
+    content = text.encode("utf-8")
+    with folder_lock(vault_root):  # curation's lock: restores and curations take turns
+        if path.exists():
+            if path.read_bytes() == content:
+                return RestoredNote(path, content, already=True)
+            raise ProcessError(
+                f"{path}: a note is there already, with other text, so it was left as it is; move it away and restore "
+                "again"
+            )
+        if dry_run:
+            return RestoredNote(path, content)
+        if audit is not None:
+            audit.store_blob(content)
+        make_folders(path.parent)
+        write_atomic(path, content)
+        if audit is not None:
+            audit.record(
+                source="cli",
+                action="restore",
+                summary=f"Restored the session note {rel} from the archive",
+                changes=[FileChange(rel, None, sha256_hex(content))],
+            )
+    return RestoredNote(path, content)

@@ -1,8 +1,9 @@
-"""`companion archives`: list and search the cold tier, the xz archives the `archive` processor wrote.
+"""`companion archives`: list and search the cold tier, the xz archives the `archive` processor wrote, and put an
+archived session note back in the vault.
 
-It reads the config and the archive files only (streamed, never whole), writes nothing, and never opens the
-embedding model or the index. An archive that cannot be read is a warning naming it, not an error: the others are
-still listed and searched.
+It reads the config and the archive files only (streamed, never whole) and never opens the embedding model or the
+index; only `restore` writes (one note, atomically, recorded in the audit log). An archive that cannot be read is a
+warning naming it, not an error: the others are still listed and searched.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from companion.audit import AuditLog
 from companion.cli.output import print_json
 from companion.cli.recallargs import parse_as_of
 from companion.coldtier import (
@@ -21,14 +23,16 @@ from companion.coldtier import (
     ColdHit,
     ColdQuery,
     archive_roots,
+    find_entry,
     list_archives,
     search_archives,
     string_values,
 )
 from companion.config import load_config_file
 from companion.discovery import locate_vault
-from companion.errors import ConfigError
-from companion.locations import config_path
+from companion.errors import ConfigError, ProcessError
+from companion.locations import config_path, vault_data_dir
+from companion.sessionnotes import restore_note
 
 _SNIPPET = 100
 """Characters of the matching value shown around the match."""
@@ -61,6 +65,18 @@ def register(sub: Any) -> None:
     s.add_argument("--until", metavar="DATE", help="only entries before this moment (a bare date: through that day)")
     s.add_argument("--limit", type=int, default=20, metavar="N", help="show at most N entries (default 20)")
     s.set_defaults(run=run_search)
+    r = actions.add_parser(
+        "restore",
+        help="put an archived session note back in the vault",
+        description="Write the archived session note ID (its vault path, as `archives search` shows it) back where it "
+        "was, byte for byte. A file in the way is left alone; the restore is recorded in the audit log, so "
+        "`companion undo` takes the note out again.",
+    )
+    r.add_argument("id", metavar="ID", help="the archived entry's id: a session note's vault path")
+    _add_common(r, suppress=True)
+    r.add_argument("--data-dir", default=argparse.SUPPRESS, help="root of the companion's data (for the audit log)")
+    r.add_argument("--dry-run", action="store_true", help="write nothing; show what would be restored")
+    r.set_defaults(run=run_restore)
 
 
 def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -181,6 +197,31 @@ def run_search(args: argparse.Namespace) -> int:
     more = f" (showing the newest {len(result.hits)})" if result.matched > len(result.hits) else ""
     print(f"{result.matched} matching entries in {result.files} archive files{more}")
     _warn(result.problems)
+    return 0
+
+
+def run_restore(args: argparse.Namespace) -> int:
+    """Restore one archived session note; errors are messages naming the entry or the file."""
+    root, roots, _origin = _roots(args)
+    if root is None:
+        root = locate_vault(args.vault, os.environ).path
+    entry, problems = find_entry(roots, args.id, args.agent)
+    _warn(problems)
+    if entry is None:
+        raise ProcessError(
+            f"no archived entry has the id {args.id!r}; `companion archives search TEXT` shows the ids of archived "
+            "entries"
+        )
+    dry_run = getattr(args, "dry_run", False)
+    audit = None if dry_run else AuditLog(vault_data_dir(root, getattr(args, "data_dir", None)))
+    restored = restore_note(root, entry, audit, dry_run=dry_run)
+    if args.json:
+        print_json({"id": entry.id, "path": str(restored.path), "already": restored.already, "dry_run": dry_run})
+    elif restored.already:
+        print(f"{_shown(root, restored.path)} is there already, unchanged; nothing to restore")
+    else:
+        verb = "would restore" if dry_run else "restored"
+        print(f"{verb} {_shown(root, restored.path)} ({len(restored.content)} bytes) from the archive")
     return 0
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from companion.audit import AuditLog
+from companion.cli import main
 from companion.config import parse_config
 from companion.errors import ConfigError
 from companion.history import find_sources
@@ -195,3 +196,43 @@ def test_on_write_sees_a_note_written_edited_or_removed(tmp_path: Path) -> None:
     seen.append(stat())
     assert len({repr(s) for s in seen}) == 4
     assert stat() == seen[-1]  # and nothing changes while nothing is written
+
+
+def test_an_archived_note_is_restored_byte_for_byte_and_undone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vault = tmp_path / "vault"
+    notes = sessions(vault)
+    before = notes[0].read_bytes()
+    (vault / ".companion").mkdir()
+    (vault / ".companion" / "companion.yaml").write_text(config(KEEP_3_DAYS), encoding="utf-8")
+    run(vault, config(KEEP_3_DAYS))
+    assert not notes[0].exists()
+    rel = notes[0].relative_to(vault).as_posix()
+    data = ["--vault", str(vault), "--data-dir", str(tmp_path / "data")]
+    assert main(["archives", "restore", rel, *data[:2], "--dry-run"]) == 0 and not notes[0].exists()
+    assert main(["archives", "restore", rel, *data]) == 0
+    assert notes[0].read_bytes() == before
+    assert main(["archives", "restore", rel, *data]) == 0  # there already, unchanged: nothing to do
+    assert "there already" in capsys.readouterr().out
+    notes[0].write_bytes(b"edited since\n")
+    assert main(["archives", "restore", rel, *data]) == 7
+    assert notes[0].read_bytes() == b"edited since\n" and "left as it is" in capsys.readouterr().err
+    notes[0].unlink()
+    assert main(["archives", "restore", rel, *data]) == 0
+    assert main(["undo", *data]) == 0
+    assert not notes[0].exists()
+
+
+def test_only_session_notes_can_be_restored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    vault = tmp_path / "vault"
+    log = vault / "agents" / "a" / "history.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text(json.dumps({"id": "x1", "ts": "2026-03-01T10:00:00+00:00", "agent": "a", "text": "hi"}) + "\n")
+    text = "session_history:\n  sources:\n    - path: ./agents/{agent}/history.jsonl\n  processors:\n" + KEEP_3_DAYS
+    (vault / ".companion").mkdir()
+    (vault / ".companion" / "companion.yaml").write_text(text, encoding="utf-8")
+    run(vault, text)
+    assert main(["archives", "restore", "x1", "--vault", str(vault)]) == 7
+    assert "history-log entry, not a session note" in capsys.readouterr().err
+    assert main(["archives", "restore", "nothing-like-it", "--vault", str(vault)]) == 7
