@@ -229,16 +229,20 @@ class AuditLog:
         history-log rewrite by `process` (action `process`), which keeps hashes but no copies and cannot be undone.
 
         `forward` records are skipped too: they change no file (what was sent stays sent), so undoing one would do
-        nothing. Other `process` records are not skipped: undoing a `summarize`, `extract` or `embed` record
-        restores the notes from their copies.
+        nothing; so are `embed` records, whose history notes are rebuilt from the log and keep no copies. Other
+        `process` records are not skipped: undoing a `summarize` or `extract` record restores the notes from their
+        copies.
         """
         entries = self.entries()
         undone = {entry.undoes for entry in entries if entry.undoes is not None}
         for entry in reversed(entries):
             # Pipeline runs are recorded here too, but are not curations: their way back is the archive they wrote.
-            if entry.action not in ("undo", "process", "forward") and entry.undoes is None and entry.id not in undone:
+            if entry.action not in _NOT_UNDOABLE and entry.undoes is None and entry.id not in undone:
                 return entry
         return None
+
+
+_NOT_UNDOABLE = ("undo", "process", "forward", "embed")
 
 
 def _to_json(entry: AuditEntry) -> dict[str, Any]:

@@ -208,16 +208,24 @@ def _token(processor: ForwardProcessor, environ: Mapping[str, str]) -> str | Non
             f"{shown_url(url)}: the environment variable {name} (token_env) is not set, so nothing was sent; set it "
             "to the webhook's bearer token and run again"
         )
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    # Plain http stays allowed (local webhooks are common), but not with a token anyone on the way could read.
-    if parts.scheme == "http" and not _loopback(host):
+    host = cleartext_host(url)
+    if host is not None:
         raise ForwardError(
             f"{shown_url(url)}: this webhook sends a bearer token (token_env {name}) over plain http to {host}, "
             "readable by anyone on the way, so nothing was sent; use https, or a loopback address (127.0.0.1, ::1, "
             "localhost) for a local webhook, and run again: the entries stay unsent until then"
         )
     return token
+
+
+def cleartext_host(url: str) -> str | None:
+    """The host a bearer token would reach in clear text over this URL (plain http to another machine), or none.
+
+    Plain http stays allowed (local webhooks and model servers are common), but not with a token anyone on the way
+    could read."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    return host if parts.scheme == "http" and not _loopback(host) else None
 
 
 def _loopback(host: str) -> bool:

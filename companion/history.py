@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from companion.errors import HistoryError
+from companion.errors import ConfigError, HistoryError
 from companion.specs import SourceConfig
 
 
@@ -166,9 +166,20 @@ def find_sources(
     """Every log the configured paths match, `{agent}` standing for one path part, and the session notes' folder when
     a source names it and it exists; sorted by agent, then path."""
     found: dict[Path, Source] = {}
+    named = {s.session_notes for s in sources if s.session_notes is not None}
+    if len(named) > 1:
+        raise ConfigError(
+            "session_history.sources: the vault's session notes are named for more than one agent "
+            f"({', '.join(sorted(named))}); they are one folder, so name one agent"
+        )
     for source in sources:
         if source.session_notes is not None:
             folder = vault_root / sessions_folder.strip("/")
+            if not folder.resolve().is_relative_to(vault_root.resolve()):
+                raise ConfigError(
+                    f"sessions.folder {sessions_folder!r} leads out of the vault, so its notes are not processed; "
+                    "name a folder inside the vault"
+                )
             if folder.is_dir():
                 found.setdefault(folder, Source(agent=source.session_notes, path=folder, notes=True))
             continue

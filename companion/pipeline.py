@@ -24,6 +24,8 @@ the log and the archive), the log's rename second (the entry is then only in the
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -41,6 +43,7 @@ from companion.folderlock import folder_lock
 from companion.forward import ForwardReport, forward_entries, state_file
 from companion.history import BadLine, Entry, HistoryLog, Source, find_sources, read_log
 from companion.processors import (
+    REDACTION_VERSION,
     ArchiveProcessor,
     Artifact,
     EmbedProcessor,
@@ -52,10 +55,10 @@ from companion.processors import (
     SummarizeProcessor,
     build_processor,
 )
-from companion.sessionnotes import apply_to_notes, read_notes
+from companion.sessionnotes import apply_to_notes, markdown_changed, read_notes
 from companion.specs import ProcessorSpec
 from companion.summarize import PROMPT_VERSION, SummaryReport, summarize_agent
-from companion.transcripts import EMBEDDED_BY, EmbedReport, embed_agent
+from companion.transcripts import EMBEDDED_BY, EmbedReport, Redaction, embed_agent
 
 STEPS = ("read", "computed", "derived", "summarized", "archived", "history-written", "replaced", "recorded")
 """The steps of a run, in order; `fail_at` is called with each name once that step is done."""
@@ -233,6 +236,21 @@ def _compute(plan: AgentPlan, log: HistoryLog, processors: Sequence[Processor], 
     return outcome
 
 
+def _redaction(redactors: Sequence[RedactProcessor]) -> Redaction | None:
+    """The list's redaction as one text function with a signature of its rules (none without `redact`)."""
+    if not redactors:
+        return None
+    chosen = [Redactor(p.spec.patterns) for p in redactors]
+
+    def text(value: str) -> str:
+        for redactor in chosen:
+            value = redactor.text(value)
+        return value
+
+    rules = json.dumps([REDACTION_VERSION, *[list(p.spec.patterns) for p in redactors]])
+    return Redaction(text, hashlib.sha256(rules.encode("utf-8")).hexdigest()[:12])
+
+
 def _new_lines(log: HistoryLog, outcome: _Outcome) -> bytes:
     out: list[bytes] = []
     for line in log.lines:
@@ -332,14 +350,21 @@ def _run_agent(
         for p in chosen
         if isinstance(p, ExtractProcessor)
     )
+    redaction = _redaction([p for p in chosen if isinstance(p, RedactProcessor)])
     embeds = tuple(
-        embed_agent(p, source.agent, source.path, outcome.seen, environ=env)
+        embed_agent(p, source.agent, source.path, outcome.seen, environ=env, redaction=redaction)
         for p in chosen
         if isinstance(p, EmbedProcessor)
     )
     order = [e.id for e in log.entries]
     dropped = tuple(i for i in order if i in outcome.dropped)
-    replaced = tuple(i for i in order if i in outcome.replaced and i not in outcome.dropped)
+    replaced = tuple(
+        i
+        for i in order
+        if i in outcome.replaced
+        and i not in outcome.dropped
+        and (notes is None or markdown_changed(notes, outcome.current[i]))
+    )
     report = AgentReport(
         agent=source.agent,
         source=source.path,
@@ -366,42 +391,42 @@ def _run_agent(
     summary_changes, summaries = _write_summaries(vault_root, summaries, audit)
     extract_changes, extracts = _write_extracts(vault_root, extracts, audit)
     embed_changes, embeds = _write_embeds(vault_root, embeds, audit)
-    summary_changes += extract_changes + embed_changes
     report = replace(report, summaries=summaries, extracts=extracts, embeds=embeds)
-    noted = (
-        "".join(
-            f"; summary {_rel(vault_root, s.path)} from {_rel(vault_root, source.path)} by {s.generated_by}"
-            + (f" (prompt {PROMPT_VERSION})" if s.generated_by != "extractive" else "")
-            for s in summaries
-            if s.written
-        )
-        + "".join(
-            f"; {len(w)} extracted notes in {_rel(vault_root, x.folder)} from {_rel(vault_root, source.path)} by "
-            f"{EXTRACTED_BY}"
-            for x in extracts
-            if (w := [n for n in x.notes if n.written])
-        )
-        + "".join(
-            f"; {count} history notes for {e.pattern} from {_rel(vault_root, source.path)} by {EMBEDDED_BY}"
-            for e in embeds
-            if (count := sum(n.written for n in e.notes))
-        )
+    origin = _rel(vault_root, source.path)
+    noted = "".join(
+        f"; summary {_rel(vault_root, s.path)} from {origin} by {s.generated_by}"
+        + (f" (prompt {PROMPT_VERSION})" if s.generated_by != "extractive" else "")
+        for s in summaries
+        if s.written
+    ) + "".join(
+        f"; {len(w)} extracted notes in {_rel(vault_root, x.folder)} from {origin} by {EXTRACTED_BY}"
+        for x in extracts
+        if (w := [n for n in x.notes if n.written])
+    )
+    embedded = "".join(
+        f"; {count} history notes for {e.pattern} from {origin} by {EMBEDDED_BY}"
+        for e in embeds
+        if (count := sum(n.written for n in e.notes))
     )
     step("summarized")
     if not (dropped or replaced or outcome.archives or outcome.derived or outcome.bad_redacted):
-        if summary_changes and audit is not None:
-            action, verb = (
-                ("summarize", "Summarized")
-                if any(s.written for s in summaries)
-                else ("extract", "Extracted from")
-                if any(n.written for x in extracts for n in x.notes)
-                else ("embed", "Embedded")
-            )
+        if embed_changes and audit is not None:
+            # A record of its own: history notes keep no copies, so this record cannot be undone, and the summary
+            # and extracted notes (which can) must not share it.
             audit.record(
                 source="process",
-                action=action,
-                summary=f"{verb} {source.agent}'s history{noted}{forwarded}",
-                changes=summary_changes,
+                action="embed",
+                summary=f"Embedded {source.agent}'s history{embedded}",
+                changes=embed_changes,
+            )
+        if summary_changes + extract_changes and audit is not None:
+            summarized = any(s.written for s in summaries)
+            audit.record(
+                source="process",
+                action="summarize" if summarized else "extract",
+                summary=f"{'Summarized' if summarized else 'Extracted from'} {source.agent}'s history{noted}"
+                f"{forwarded}",
+                changes=summary_changes + extract_changes,
             )
         elif sent and audit is not None:
             # Sending copies entries out of the vault: worth a record even when the log itself is unchanged.
@@ -414,7 +439,7 @@ def _run_agent(
             )
         return report
 
-    changes: list[FileChange] = list(summary_changes)
+    changes: list[FileChange] = summary_changes + extract_changes + embed_changes
     written: list[ArchiveWrite] = []
     for artifact in outcome.archives:
         make_folders(artifact.path.parent)
@@ -444,7 +469,7 @@ def _run_agent(
                 f"Processed {source.agent}'s history: dropped {len(dropped)}, replaced {len(replaced)}"
                 + (f" and redacted {len(outcome.bad_redacted)} bad lines" if outcome.bad_redacted else "")
                 + ", "
-                f"archived {sum(w.entries for w in written)}, kept {report.kept}{forwarded}{noted}"
+                f"archived {sum(w.entries for w in written)}, kept {report.kept}{forwarded}{noted}{embedded}"
             ),
             changes=changes,
         )
@@ -457,18 +482,24 @@ class NoteChanged(ProcessError):
 
 
 def _write_note(
-    vault_root: Path, path: Path, before: bytes | None, content: bytes, audit: AuditLog | None
+    vault_root: Path,
+    path: Path,
+    before: bytes | None,
+    content: bytes,
+    audit: AuditLog | None,
+    keep_copies: bool = True,
 ) -> FileChange:
-    """Write one derived note atomically, its before and after states kept in the audit log (so it can show, and
-    restore, what the note said); `OSError` when it cannot be written, `NoteChanged` when it is no longer what the run
-    read (a model call can take a minute, and the user's edit of that minute must not be overwritten)."""
+    """Write one derived note atomically, with `keep_copies` its before and after states kept in the audit log (so it
+    can show, and restore, what the note said); `OSError` when it cannot be written, `NoteChanged` when it is no
+    longer what the run read (a model call can take a minute, and the user's edit of that minute must not be
+    overwritten)."""
     try:
         now = path.read_bytes()
     except FileNotFoundError:
         now = None
     if now != before:
         raise NoteChanged(f"{path}: the note changed while the run was working, so it was left as it is")
-    if audit is not None:
+    if audit is not None and keep_copies:
         if before is not None:
             audit.store_blob(before)
         audit.store_blob(content)
@@ -500,7 +531,7 @@ _Note = TypeVar("_Note", bound=_Derived)
 
 
 def _write_notes(
-    vault_root: Path, notes: Sequence[_Note], audit: AuditLog | None, what: str
+    vault_root: Path, notes: Sequence[_Note], audit: AuditLog | None, what: str, keep_copies: bool = True
 ) -> tuple[list[FileChange], list[_Note], list[str]]:
     """Write each note (see `_write_note`); the written ones come back marked `written`, the others as warnings."""
     changes: list[FileChange] = []
@@ -508,7 +539,7 @@ def _write_notes(
     warnings: list[str] = []
     for note in notes:
         try:
-            changes.append(_write_note(vault_root, note.path, note.before, note.content, audit))
+            changes.append(_write_note(vault_root, note.path, note.before, note.content, audit, keep_copies))
         except (OSError, NoteChanged) as exc:
             warnings.append(_unwritten(note.path, what, exc))
             continue
@@ -550,11 +581,13 @@ def _write_extracts(
 def _write_embeds(
     vault_root: Path, embeds: Sequence[EmbedReport], audit: AuditLog | None
 ) -> tuple[list[FileChange], tuple[EmbedReport, ...]]:
-    """Write each history day note; a failure becomes a warning."""
+    """Write each history day note; a failure becomes a warning. No copies go to the audit log: a history note is
+    rebuilt from the log, a copy of an earlier state may hold what redaction has since removed, and a copy per run
+    of a growing note would add up to many times its size."""
     changes: list[FileChange] = []
     out: list[EmbedReport] = []
     for report in embeds:
-        done, written, problems = _write_notes(vault_root, report.notes, audit, "history note")
+        done, written, problems = _write_notes(vault_root, report.notes, audit, "history note", keep_copies=False)
         changes += done
         out.append(replace(report, notes=tuple(written), warnings=(*report.warnings, *problems)))
     return changes, tuple(out)

@@ -197,6 +197,9 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 """The built-in kinds, in the order they apply (the specific ones before the ones that could match inside them)."""
 
+REDACTION_VERSION = "redact-v1"
+"""The version of the built-in redaction rules: a change to them (a new kind) redacts history notes again."""
+
 _IDENTITY_FIELDS = ("id", "ts", "agent")
 """Top-level fields never redacted: they address the entry."""
 

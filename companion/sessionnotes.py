@@ -32,6 +32,9 @@ from companion.specs import output_problems
 MARKDOWN_KEY = "markdown"
 """The field holding a session note's whole text in its entry."""
 
+SESSION_NOTE_KEY = "session_note"
+"""The field (`true`) that marks an entry, in the log or an archive, as a session note whose id is its path."""
+
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -46,44 +49,59 @@ class NotesRead:
 
 
 def read_notes(vault_root: Path, folder: Path, agent: str) -> NotesRead:
-    """Every session note under `folder`'s day folders, as entries of `agent`."""
+    """Every session note under `folder`'s day folders, as entries of `agent`; a note that cannot be read, or that
+    leads out of the vault through a symlink, is a bad line naming it (and is never touched)."""
     entries: list[Entry] = []
     bad: list[BadLine] = []
     files: dict[str, bytes] = {}
+    root = vault_root.resolve()
+
+    def refuse(path: Path, problem: str) -> None:
+        rel = path.relative_to(vault_root).as_posix()
+        bad.append(BadLine(len(bad) + 1, rel.encode("utf-8"), f"{path}: {problem}; the session note was left as it is"))
+
     try:
         days = sorted(d for d in os.listdir(folder) if _DAY.fullmatch(d) and (folder / d).is_dir())
     except FileNotFoundError:
         days = []
+    except OSError as exc:
+        raise ProcessError(f"{folder}: cannot read the session notes' folder ({exc.strerror or exc})") from exc
     for day in days:
+        if not (folder / day).resolve().is_relative_to(root):
+            refuse(folder / day, "the day folder leads out of the vault (a symlink)")
+            continue
         for path in sorted((folder / day).glob("*.md")):
             rel = path.relative_to(vault_root).as_posix()
-            problem = None
+            if path.is_symlink() and not path.resolve().is_relative_to(root):
+                refuse(path, "the note leads out of the vault (a symlink)")
+                continue
             try:
                 raw = path.read_bytes()
                 text = raw.decode("utf-8")
                 summary = read_session(rel, parse_note(rel, raw))
-            except OSError as exc:
-                problem = f"cannot read the note ({exc.strerror or exc})"
-            except UnicodeDecodeError:
-                problem = "the note is not UTF-8"
-            except NoteError as exc:
-                problem = exc.reason
-            else:
                 when = summary.when
-                if when is None:
-                    problem = f"the note has no readable date and time (date {summary.date!r}, time {summary.time!r})"
-            if problem is not None:
-                bad.append(
-                    BadLine(len(bad) + 1, rel.encode("utf-8"), f"{path}: {problem}; the session note was left as it is")
-                )
+                # Agents write local time without a zone.
+                moment = when.astimezone() if when is not None else None
+            except OSError as exc:
+                refuse(path, f"cannot read the note ({exc.strerror or exc})")
                 continue
-            assert when is not None
-            moment = when.astimezone()  # agents write local time without a zone
+            except UnicodeDecodeError:
+                refuse(path, "the note is not UTF-8")
+                continue
+            except NoteError as exc:
+                refuse(path, exc.reason)
+                continue
+            except (ValueError, OverflowError):
+                refuse(path, "the note's date is out of range")
+                continue
+            if moment is None:
+                refuse(path, f"the note has no readable date and time (date {summary.date!r}, time {summary.time!r})")
+                continue
             data = {
                 "id": rel,
                 "ts": moment.isoformat(),
                 "agent": agent,
-                "path": rel,
+                SESSION_NOTE_KEY: True,
                 "user_id": summary.user_id,
                 "chat_id": summary.chat_id,
                 "messages": [
@@ -98,6 +116,13 @@ def read_notes(vault_root: Path, folder: Path, agent: str) -> NotesRead:
     entries.sort(key=lambda e: (e.ts, e.id))
     log = HistoryLog(path=folder, agent=agent, lines=(*entries, *bad), size=0, content=b"", notes=True)
     return NotesRead(log, files)
+
+
+def markdown_changed(read: NotesRead, entry: Entry) -> bool:
+    """Whether redaction changed the note's text itself (not only fields parsed from it, as a secret written with a
+    YAML escape would be): only then is the note rewritten."""
+    text = entry.data.get(MARKDOWN_KEY)
+    return isinstance(text, str) and text.encode("utf-8") != read.files.get(entry.id)
 
 
 @dataclass(frozen=True)
@@ -134,7 +159,7 @@ def apply_to_notes(vault_root: Path, read: NotesRead, dropped: set[str], replace
                 path.parent.rmdir()  # an emptied day folder goes too
         else:
             text = replaced[rel].data.get(MARKDOWN_KEY)
-            if not isinstance(text, str):
+            if not isinstance(text, str) or text.encode("utf-8") == before:
                 continue
             after = text.encode("utf-8")
             write_atomic(path, after)
@@ -158,8 +183,8 @@ def restore_note(vault_root: Path, entry: Entry, audit: AuditLog | None, *, dry_
     """Put an archived session note back at its path, byte for byte, recorded in the audit log (so `companion undo`
     takes it out again); `ProcessError` for an entry that is no session note, a path outside the vault, or a file in
     the way."""
-    text, rel = entry.data.get(MARKDOWN_KEY), entry.data.get("path")
-    if not isinstance(text, str) or not isinstance(rel, str):
+    text, rel = entry.data.get(MARKDOWN_KEY), entry.id
+    if not isinstance(text, str) or entry.data.get(SESSION_NOTE_KEY) is not True:
         raise ProcessError(
             f"archived entry {entry.id!r} is a history-log entry, not a session note, so there is no note to restore; "
             f"`companion archives search {entry.id!r} --json` shows it whole"

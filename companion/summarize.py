@@ -31,6 +31,7 @@ import yaml
 
 from companion.atomic import unused_path
 from companion.errors import CompanionError, CurationError, ProcessError
+from companion.forward import cleartext_host, shown_url
 from companion.frontmatter_edit import properties, scalar
 from companion.history import Entry
 from companion.processors import SummarizeProcessor
@@ -52,7 +53,7 @@ DEDUPE_ENV = "AGENT_VAULT_DEDUPE"
 _OUR_KEYS = ("type", "agent", "date", "source", "entries", "generated_by", "prompt", "summary_sha", "updated")
 META_KEYS = frozenset(
     {"id", "ts", "agent", "model", "role", "type", "status", "system", "name", "tool_call_id"}
-    | {"path", "user_id", "chat_id", "markdown"}  # a session note's entry: its address, and its whole text again
+    | {"user_id", "chat_id", "markdown", "session_note"}  # a session note's entry: who, and its whole text again
 )
 """Fields that address or describe an entry rather than say something (`system` holds the same prompt every time)."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -217,6 +218,12 @@ def ask_model(processor: SummarizeProcessor, agent: str, entries: Sequence[Entry
             raise SummarizeError(
                 f"{url}: the environment variable {spec.token_env} (token_env) is not set; set it to the endpoint's "
                 "token and run again"
+            )
+        host = cleartext_host(url)
+        if host is not None:
+            raise SummarizeError(
+                f"{shown_url(url)}: the endpoint would get the bearer token (token_env {spec.token_env}) over plain "
+                f"http to {host}, readable by anyone on the way, so it was not asked; use https, or a loopback address"
             )
     system = (
         f"You summarize the session history of the AI agent '{agent}' for its long-term memory. Answer in plain "

@@ -158,9 +158,8 @@ def _holds_what_the_run_wrote(report: AgentReport) -> bool:
     # extra run, never a missed write.
     if not (report.dropped or report.replaced or report.archives or report.derived) or report.appended:
         return False
-    if report.source.is_dir():
-        return False  # session notes: the agent may have written one since; one extra run settles it
     try:
+        # A session-notes folder is no log: it counts as written, and one extra run settles it.
         log = read_log(report.source, report.agent)
     except HistoryError:
         return False

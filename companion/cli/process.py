@@ -89,7 +89,9 @@ def index_notes(location: VaultLocation, data_dir: Path, chroma_url: str | None,
     config = load_config(location.path)
     url = chroma_url or config.store.chroma_url
     ws = Workspace(location=location, config=config, data_dir=data_dir, chroma_url=url)
-    relative = [path.resolve().relative_to(location.path.resolve()).as_posix() for path in paths]
+    root = location.path.resolve()
+    # The pipeline writes history notes only inside the vault; anything else is left to `companion index`.
+    relative = [p.resolve().relative_to(root).as_posix() for p in paths if p.resolve().is_relative_to(root)]
     try:
         with WriterLock(data_dir):
             report = ws.indexer().update(relative)

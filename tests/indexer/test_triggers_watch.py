@@ -7,6 +7,7 @@ import lzma
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -96,3 +97,57 @@ def test_watch_processes_history_on_write_and_stops_on_sigint(tmp_path: Path) ->
     assert processed[0]["reasons"] == ["retain (on_write)"]
     assert events[-1]["event"] == "stopped"
     assert not [e for e in events if e["event"] == "process_error"]
+
+
+EMBED_CONFIG = """embedding:
+  provider: hash
+session_history:
+  sources:
+    - path: ./.agents/{agent}/history.jsonl
+  processors:
+    - type: redact
+    - type: embed
+      trigger: on_write
+"""
+
+
+def test_watch_embeds_history_and_its_own_watcher_indexes_the_notes(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write(vault, ".companion/companion.yaml", EMBED_CONFIG)
+    write(vault, "a.md", "alpha\n")
+    now = datetime.now(UTC)
+    secret = "sk-" + "Zq9Xw8Vu" * 4
+    log = vault / ".agents" / "trader" / "history.jsonl"
+    log.parent.mkdir(parents=True)
+    entry = {"id": "t-1", "ts": now.isoformat(), "agent": "trader", "role": "user"}
+    log.write_bytes(serialize({**entry, "content": f"Rebalance the quinoa futures; key {secret}"}) + b"\n")
+    note = vault / "Memory" / "History" / "trader" / f"trader {now:%Y-%m-%d}.md"
+    args = ["index", "--watch", "--json", "--trigger-interval", "0.3", "--vault", str(vault)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "companion", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    events: list[dict[str, object]] = []
+    assert proc.stdout is not None
+    reader = threading.Thread(target=lambda: events.extend(json.loads(line) for line in proc.stdout or ()))
+    reader.start()
+
+    def indexed_by_the_watcher() -> bool:
+        return any(e["event"] == "batch" and int(str(e["notes_indexed"])) >= 1 for e in list(events))
+
+    try:
+        assert _wait(note.exists, 15), "no history note was written"
+        assert _wait(indexed_by_the_watcher, 15), "the watcher did not index the history note"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=15)
+        reader.join(timeout=5)
+    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+    assert secret not in note.read_text(encoding="utf-8")
+    found = subprocess.run(
+        [sys.executable, "-m", "companion", "recall", "quinoa futures", "--json", "--vault", str(vault)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    paths = [r["path"] for r in json.loads(found.stdout)["results"]]
+    assert paths[:1] == [note.relative_to(vault).as_posix()]

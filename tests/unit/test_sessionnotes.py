@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import lzma
 import os
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from companion.config import parse_config
 from companion.errors import ConfigError
 from companion.history import find_sources
 from companion.pipeline import STEPS, AgentReport, process_vault
-from companion.sessionnotes import MARKDOWN_KEY
+from companion.sessionnotes import MARKDOWN_KEY, read_notes
 from companion.triggers import stat_sources
 from tests.conftest import file_tree
 
@@ -167,7 +168,8 @@ def test_derived_notes_see_the_sessions_messages(tmp_path: Path) -> None:
     assert "**user:** We decided to move the sync to nightly runs." in day and "**sentinel:** OK, nightly." in day
     summary = (vault / "Memory/Summaries/sentinel.md").read_text("utf-8")
     assert "source: ops/sessions" in summary and SECRET_KEY not in summary
-    assert "user_id" not in day and "---" not in day.split("generated_by")[1].split("\n", 2)[2]
+    body = day.split("\n---\n", 1)[1]  # the session notes' own frontmatter is not repeated in the history note
+    assert "user_id" not in body and "user_msg" not in body and "time:" not in body
 
 
 def test_a_dry_run_changes_nothing(tmp_path: Path) -> None:
@@ -236,3 +238,45 @@ def test_only_session_notes_can_be_restored(tmp_path: Path, capsys: pytest.Captu
     assert main(["archives", "restore", "x1", "--vault", str(vault)]) == 7
     assert "history-log entry, not a session note" in capsys.readouterr().err
     assert main(["archives", "restore", "nothing-like-it", "--vault", str(vault)]) == 7
+
+
+def test_session_times_are_local_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        vault = tmp_path / "vault"
+        session(vault, datetime(2026, 3, 20, 9, 15), "Morning question.", "Morning answer.")
+        read = read_notes(vault, vault / FOLDER, "sentinel")
+        (entry,) = read.log.entries
+        assert entry.ts.isoformat() == "2026-03-20T09:15:00+09:00"
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def test_notes_out_of_the_vault_are_never_touched(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    sessions(vault)
+    outside = tmp_path / "outside"
+    note = session(outside, NOW - timedelta(days=20), "Elsewhere.", "Not ours.")
+    (vault / FOLDER / "2026-01-01").symlink_to(note.parent)
+    report = run(vault, config(KEEP_3_DAYS))
+    assert note.exists() and any("leads out of the vault" in p for p in report.problems)
+    bad = "sessions:\n  folder: ../outside/ops/sessions\n" + config(KEEP_3_DAYS)
+    with pytest.raises(ConfigError, match="leads out of the vault"):
+        process_vault(vault, parse_config(bad), NOW)
+    assert note.exists()
+
+
+def test_a_secret_in_a_name_or_behind_a_yaml_escape_settles_after_one_run(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    named = vault / FOLDER / f"{NOW:%Y-%m-%d}" / "call-jane.doe@example.com.md"
+    named.parent.mkdir(parents=True)
+    named.write_text(f'---\ndate: {NOW:%Y-%m-%d}\ntime: "10:00"\nuser_msg: "mail \\u0040 jane"\n---\nHi\n', "utf-8")
+    items = "    - type: redact\n    - type: embed\n"
+    run(vault, config(items))
+    before = file_tree(vault)
+    report = run(vault, config(items))
+    assert file_tree(vault) == before and report.replaced == () and report.embeds[0].notes == ()
+    history = "".join(p.read_text("utf-8") for p in (vault / "Memory").rglob("*.md"))
+    assert "jane.doe@example.com" not in history and "Hi" in history

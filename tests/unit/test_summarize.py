@@ -19,10 +19,12 @@ from companion.audit import AuditLog
 from companion.cli import main
 from companion.config import parse_config
 from companion.errors import ConfigError, ProcessError
+from companion.history import parse_entry
 from companion.parse import parse_note
 from companion.pipeline import AgentReport, process_vault
+from companion.processors import SummarizeProcessor
 from companion.specs import SummarizeSpec
-from companion.summarize import MARKER
+from companion.summarize import MARKER, SummarizeError, ask_model
 from tests.conftest import local_http, write_history
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
@@ -284,3 +286,11 @@ def test_config_defaults() -> None:
     (spec,) = parse_config(config()).session_history.processors
     assert spec == SummarizeSpec()
     assert (spec.output, spec.max_entries, spec.sentences) == ("Memory/Summaries/{agent}.md", 200, 8)
+
+
+def test_the_endpoint_never_gets_a_token_over_plain_http_to_another_host(tmp_path: Path) -> None:
+    spec = SummarizeSpec(url="http://models.example.invalid/v1", model="m", token_env="SUMMARY_TOKEN")
+    processor = SummarizeProcessor(spec, tmp_path)
+    entry = parse_entry(b'{"id":"a","ts":"2026-03-20T09:00:00+00:00","agent":"t","text":"We shipped it today."}')
+    with pytest.raises(SummarizeError, match=r"plain http to models\.example\.invalid"):
+        ask_model(processor, "t", [entry], {"SUMMARY_TOKEN": "secret-token"})

@@ -4,6 +4,7 @@ edited during a run not overwritten, bad lines redacted in the log, dry runs, th
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from companion.errors import ConfigError
 from companion.history import parse_entry, serialize
 from companion.parse import parse_note
 from companion.pipeline import AgentReport, process_vault
-from companion.transcripts import END_MARKER, render_entry, turns
+from companion.transcripts import END_MARKER, entry_key, render_entry, turns
 from tests.conftest import file_tree, split_frontmatter
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
@@ -99,7 +100,8 @@ def test_each_entry_is_a_section_of_its_own_for_the_indexer(tmp_path: Path) -> N
     note = parse_note(path.relative_to(vault).as_posix(), path.read_bytes())
     assert note.kind == "note" and note.note_type == "history"
     headings = [line for line in note.body.splitlines() if line.startswith("## ")]
-    assert headings == ["## 09:00:00 e0", "## 09:01:00 e1"]
+    keys = [entry_key("agents/trader/history.jsonl", i) for i in ("e0", "e1")]
+    assert headings == [f"## 09:00:00 · {keys[0]}", f"## 09:01:00 · {keys[1]}"]
 
 
 def test_a_second_run_with_nothing_new_writes_nothing(tmp_path: Path) -> None:
@@ -121,14 +123,25 @@ def test_entries_dropped_by_retain_stay_in_their_note(tmp_path: Path) -> None:
     report = run(vault, config(items))
     assert report.dropped == ("e0", "e1", "e2")
     assert b'"e0"' not in log.read_bytes()
-    # New entries of the same day later: the note keeps the dropped ones and gains the new one, in time order.
-    late = entry(9, datetime(2026, 3, 20, 23, tzinfo=UTC), role="assistant", content="Sold half of ACME at the close.")
+    # An entry of the same day, appended later but earlier in the day: the note keeps the dropped ones and gains the
+    # new one, in time order.
+    late = entry(9, datetime(2026, 3, 20, 8, tzinfo=UTC), role="assistant", content="Sold half of ACME at the open.")
     with log.open("ab") as handle:
         handle.write(late + b"\n")
     report = run(vault, config("    - type: embed\n"), now=NOW)
     text = day_notes(vault)["trader 2026-03-20"]
-    assert text.index("e0") < text.index("e1") < text.index("Sold half of ACME")
+    assert text.index("Sold half of ACME") < text.index("Plan the ACME trade") < text.index("We hold ACME")
     assert report.embeds[0].notes[0].added == 1 and report.embeds[0].notes[0].entries == 3
+
+
+def test_added_counts_only_entries_new_to_the_note(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    log = write_log(vault, conversation(vault))
+    run(vault, config())
+    with log.open("ab") as handle:
+        handle.write(entry(5, datetime(2026, 3, 20, 22, tzinfo=UTC), role="user", content="Good night.") + b"\n")
+    (note,) = run(vault, config()).embeds[0].notes
+    assert (note.day, note.added, note.entries) == ("2026-03-20", 1, 3)
 
 
 def test_a_note_written_before_redaction_loses_the_secret_on_the_next_run(tmp_path: Path) -> None:
@@ -235,8 +248,8 @@ def test_long_entries_are_cut_and_odd_text_stays_plain() -> None:
             "output": "x" * 5000,
         }
     )
-    text = render_entry(parse_entry(raw), max_chars=300)
-    assert "**user:** \\# not a heading\n\\%% not a comment %%" in text
+    text = render_entry(parse_entry(raw), "0" * 16, max_chars=300)
+    assert "**user:** # not a heading %\u200b% not a comment %\u200b%" in text
     assert "more characters are in the log" in text and len(text) < 700
     assert turns({"role": "tool", "content": [{"type": "text", "text": "done"}]}) == [("tool", "done")]
 
@@ -252,3 +265,136 @@ def test_long_entries_are_cut_and_odd_text_stays_plain() -> None:
 def test_bad_settings_are_config_errors(item: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("{", r"\{").replace("}", r"\}")):
         parse_config(config(item))
+
+
+TRICKS = [
+    "hello\u2028## 09:30:00 · " + "a" * 10 + "\u2028a fake section",
+    "and\n## 09:31:00 · " + "b" * 10 + "\nanother",
+    'a fake marker\n%% entry t "a" "b" %%\nand more',
+    "sneaky\u2028" + END_MARKER + "\u2029tail?",
+    "```python\nprint('a fence that never closes')",
+    "cut UTF-16 pair \ud800 here, a bell \x07, a form feed \x0c and <!-- a comment",
+    "links [[Secret Plans]] and ![[embed.png]] and a #tag and %% hidden %%",
+    "=\n-\n---\n===",
+]
+
+
+def test_entry_text_never_passes_for_the_notes_structure(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    day = datetime(2026, 3, 20, 9, tzinfo=UTC)
+    # Escaped JSON, as a recorder writes a lone surrogate (the bytes of a cut UTF-16 pair).
+    lines = [
+        json.dumps(
+            {
+                "id": f"e{i}",
+                "ts": (day + timedelta(minutes=i)).isoformat(),
+                "agent": "trader",
+                "role": "user",
+                "content": t,
+            }
+        ).encode()
+        for i, t in enumerate(TRICKS)
+    ]
+    log = write_log(vault, lines)
+    items = "    - type: embed\n    - type: archive\n      destination: ./cold\n"
+    run(vault, config(items))
+    first = day_notes(vault)["trader 2026-03-20"]
+    # Every entry leaves the log; the note alone keeps them, and must keep them all, run after run.
+    run(vault, config(items + "    - type: retain\n      max_age_days: 1\n"))
+    assert b"e0" not in log.read_bytes()
+    for _ in range(2):
+        report = run(vault, config(items))
+        assert report.embeds[0].notes == () and report.warnings == ()
+    text = day_notes(vault)["trader 2026-03-20"]
+    assert text == first
+    body = text.split("generated_by", 1)[1]
+    assert body.count("\n## ") == len(TRICKS) and text.count(END_MARKER) == 1
+    assert "\n```" not in text and "[[" not in body and "\\<!--" in text and " <!--" not in text and "\\#tag" in text
+    turn_lines = [line for line in body.splitlines() if line.startswith("**user:**")]
+    assert len(turn_lines) == len(TRICKS)
+    assert all(line.count("%%") == 0 for line in turn_lines)
+    path = vault / FOLDER / "trader 2026-03-20.md"
+    parsed = parse_note(path.relative_to(vault).as_posix(), path.read_bytes())
+    assert parsed.links == () and "tag" not in parsed.tags
+
+
+def test_a_note_whose_entries_were_edited_is_left_alone(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    log = write_log(vault, conversation(vault))
+    run(vault, config())
+    path = vault / FOLDER / "trader 2026-03-20.md"
+    # A formatter's blank line under each heading (markdownlint MD022).
+    edited = "\n".join(line + ("\n" if line.startswith("## ") else "") for line in path.read_text("utf-8").split("\n"))
+    path.write_text(edited, encoding="utf-8")
+    with log.open("ab") as handle:
+        handle.write(entry(6, datetime(2026, 3, 20, 21, tzinfo=UTC), role="user", content="More?") + b"\n")
+    report = run(vault, config())
+    assert path.read_text(encoding="utf-8") == edited
+    assert any(str(path) in w and "were edited" in w for w in report.warnings)
+
+
+def test_secrets_in_ids_and_in_notes_written_before_redaction_go_everywhere(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    when = datetime(2026, 3, 20, 9, tzinfo=UTC)
+    line = serialize({"id": f"sess-{EMAIL}-1", "ts": when.isoformat(), "agent": "trader", "content": "A calm day."})
+    log = write_log(vault, [line, entry(1, when, content=f"key {SECRET_KEY}")])
+    audit = AuditLog(tmp_path / "data")
+    run(vault, config("    - type: embed\n    - type: archive\n      destination: ./cold\n"), audit=audit)
+    assert SECRET_KEY in day_notes(vault)["trader 2026-03-20"]
+    # The entry then leaves the log before redaction is configured; the note still holds its secret...
+    log.write_bytes(b"")
+    run(vault, config("    - type: redact\n    - type: embed\n"), audit=audit)
+    text = day_notes(vault)["trader 2026-03-20"]
+    assert SECRET_KEY not in text and EMAIL not in text and "[REDACTED:openai_key]" in text
+    # ...and no copy of it is kept anywhere in the data dir (history notes keep no copies in the audit log).
+    for found in (tmp_path / "data").rglob("*"):
+        if found.is_file():
+            assert SECRET_KEY.encode() not in found.read_bytes(), found
+
+
+def test_two_sources_of_one_agent_settle(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write_log(vault, conversation(vault))
+    other = vault / "more" / "trader.jsonl"
+    other.parent.mkdir(parents=True)
+    other.write_bytes(entry(0, datetime(2026, 3, 20, 12, tzinfo=UTC), content="From the other log.") + b"\n")
+    text = config().replace(
+        "    - path: ./agents/{agent}/history.jsonl\n",
+        "    - path: ./agents/{agent}/history.jsonl\n    - path: ./more/{agent}.jsonl\n",
+    )
+    process_vault(vault, parse_config(text), NOW)
+    before = file_tree(vault)
+    reports = process_vault(vault, parse_config(text), NOW)
+    assert file_tree(vault) == before and all(r.embeds[0].notes == () for r in reports)
+    note = day_notes(vault)["trader 2026-03-20"]
+    assert "From the other log." in note and "Plan the ACME trade" in note  # both e0s, neither overwrote the other
+    assert "source: agents/trader/history.jsonl, more/trader.jsonl" in note
+
+
+def test_properties_the_user_adds_read_back(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    log = write_log(vault, conversation(vault))
+    run(vault, config())
+    path = vault / FOLDER / "trader 2026-03-20.md"
+    text = path.read_text("utf-8").replace("generated_by: embed-v1\n", "generated_by: embed-v1\n'odd: key': 1\n")
+    text = text.replace("generated_by: embed-v1\n", "generated_by: embed-v1\nreviewed: 2026-03-21\n")
+    path.write_text(text, encoding="utf-8")
+    for n in (7, 8):
+        with log.open("ab") as handle:
+            handle.write(entry(n, datetime(2026, 3, 20, 20, n, tzinfo=UTC), content=f"Note {n}.") + b"\n")
+        report = run(vault, config())
+        assert report.warnings == ()
+    fields, _ = split_frontmatter(path.read_text("utf-8"))
+    assert fields["odd: key"] == 1 and str(fields["reviewed"]) == "2026-03-21" and fields["entries"] == 4
+
+
+def test_no_note_is_written_through_a_symlink_out_of_the_vault(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write_log(vault, conversation(vault))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (vault / "Memory").mkdir()
+    (vault / "Memory" / "History").symlink_to(outside)
+    report = run(vault, config())
+    assert list(outside.rglob("*")) == [] and report.embedded == ()
+    assert any("leads out of the vault" in w for w in report.warnings)
