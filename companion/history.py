@@ -7,13 +7,15 @@ valid entry is reported with its file and line number and stays in the log, and 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from companion.errors import ConfigError, HistoryError
 from companion.specs import SourceConfig
@@ -59,8 +61,10 @@ class HistoryLog:
     """Every whole line, in file order."""
     size: int
     """Bytes read: up to and including the last newline; anything after it is a line still being written."""
-    content: bytes
-    """The file's bytes as read (all of them, including an unfinished last line)."""
+    length: int = 0
+    """How many bytes the file had when read (including an unfinished last line)."""
+    digest: str = ""
+    """The SHA-256 (hex) of the file's bytes as read, for the audit log."""
     identity: tuple[int, int] = (0, 0)
     """The file's device and inode when read, to notice it being replaced (rotated) during a run."""
     notes: bool = False
@@ -95,8 +99,9 @@ class Source:
     """True for the vault's session notes, one entry per note."""
 
 
-def parse_entry(raw: bytes) -> Entry:
-    """One line as an entry; `ValueError` saying what is wrong otherwise."""
+def parse_entry(raw: bytes, shared: dict[str, str] | None = None) -> Entry:
+    """One line as an entry; `ValueError` saying what is wrong otherwise. Long strings equal to one in `shared` are
+    replaced by it (and added to it): a log repeats its agent's system prompt in every entry."""
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -115,20 +120,49 @@ def parse_entry(raw: bytes) -> Entry:
     if ts.tzinfo is None or ts.utcoffset() is None:
         # A moment without a zone is ambiguous by hours; guessing could drop or keep the wrong entries.
         raise ValueError(f"'ts' {data['ts']!r} has no time zone (add Z or +00:00)")
+    if shared is not None:
+        data = _share(data, shared)
     return Entry(id=data["id"], ts=ts, agent=data["agent"], data=data, raw=raw)
+
+
+_SHARED_CHARS = 1024
+
+
+def _share(value: Any, shared: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return shared.setdefault(value, value) if len(value) >= _SHARED_CHARS else value
+    if isinstance(value, list):
+        return [_share(item, shared) for item in value]
+    if isinstance(value, dict):
+        return {key: _share(item, shared) for key, item in value.items()}
+    return value
 
 
 def parse_lines(content: bytes) -> tuple[tuple[Entry | BadLine, ...], int]:
     """The whole lines of a log's bytes, and how many bytes they take (through the last newline)."""
     end = content.rfind(b"\n") + 1
+    return _parse(content[i : content.index(b"\n", i) + 1] for i in _starts(content, end)), end
+
+
+def _starts(content: bytes, end: int) -> Iterator[int]:
+    start = 0
+    while start < end:
+        yield start
+        start = content.index(b"\n", start) + 1
+
+
+def _parse(raws: Iterable[bytes]) -> tuple[Entry | BadLine, ...]:
+    """Whole lines (each with its newline) as entries and bad lines, in order."""
     lines: list[Entry | BadLine] = []
     seen: dict[str, int] = {}
-    for number, raw in enumerate(content[:end].split(b"\n")[:-1], start=1):
+    shared: dict[str, str] = {}
+    for number, line in enumerate(raws, start=1):
+        raw = line[:-1]
         if not raw.strip():
             lines.append(BadLine(number, raw, ""))
             continue
         try:
-            entry = parse_entry(raw)
+            entry = parse_entry(raw, shared)
         except ValueError as exc:
             lines.append(BadLine(number, raw, str(exc)))
             continue
@@ -138,20 +172,39 @@ def parse_lines(content: bytes) -> tuple[tuple[Entry | BadLine, ...], int]:
             continue
         seen[entry.id] = number
         lines.append(entry)
-    return tuple(lines), end
+    return tuple(lines)
 
 
 def read_log(path: Path, agent: str) -> HistoryLog:
-    """Read one log; `HistoryError` when the file cannot be read at all."""
+    """Read one log, a line at a time (a 400 MB log is never held twice); `HistoryError` when the file cannot be read
+    at all."""
+    digest = hashlib.sha256()
+    size = length = 0
+
+    def lines(handle: BinaryIO) -> Iterator[bytes]:
+        nonlocal size, length
+        for line in handle:
+            digest.update(line)
+            length += len(line)
+            if not line.endswith(b"\n"):
+                return  # the recorder is writing this one now: a rewrite copies it over untouched
+            size += len(line)
+            yield line
+
     try:
         with path.open("rb") as handle:
             info = os.fstat(handle.fileno())
-            content = handle.read()
+            parsed = _parse(lines(handle))
     except OSError as exc:
         raise HistoryError(f"{path}: cannot read the history log ({exc.strerror or exc})") from exc
-    lines, size = parse_lines(content)
     return HistoryLog(
-        path=path, agent=agent, lines=lines, size=size, content=content, identity=(info.st_dev, info.st_ino)
+        path=path,
+        agent=agent,
+        lines=parsed,
+        size=size,
+        length=length,
+        digest=digest.hexdigest(),
+        identity=(info.st_dev, info.st_ino),
     )
 
 

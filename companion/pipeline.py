@@ -459,7 +459,7 @@ def _run_agent(
     else:
         new = _new_lines(log, outcome)
         tail = _rewrite(log, new, step)
-        changes.insert(0, FileChange(_rel(vault_root, log.path), sha256_hex(log.content), sha256_hex(new + tail)))
+        changes.insert(0, FileChange(_rel(vault_root, log.path), log.digest, sha256_hex(new + tail)))
     step("replaced")
     if audit is not None:
         audit.record(
@@ -474,7 +474,7 @@ def _run_agent(
             changes=changes,
         )
     step("recorded")
-    return replace(report, archives=tuple(written), appended=len(tail) - (len(log.content) - log.size))
+    return replace(report, archives=tuple(written), appended=len(tail) - (log.length - log.size))
 
 
 class NoteChanged(ProcessError):

@@ -114,7 +114,7 @@ def read_notes(vault_root: Path, folder: Path, agent: str) -> NotesRead:
             entries.append(Entry(rel, moment, agent, data, serialize(data)))
             files[rel] = raw
     entries.sort(key=lambda e: (e.ts, e.id))
-    log = HistoryLog(path=folder, agent=agent, lines=(*entries, *bad), size=0, content=b"", notes=True)
+    log = HistoryLog(path=folder, agent=agent, lines=(*entries, *bad), size=0, notes=True)
     return NotesRead(log, files)
 
 

@@ -83,3 +83,12 @@ def test_config_errors_name_file_line_and_key(vault: Path, capsys: pytest.Captur
     assert code == 2 and f"{other}, line 6: session_history.processors[0].older_than: unknown key" in err
     code, _, err = run(capsys, "--vault", str(vault), "--config", str(vault / "missing.yaml"))
     assert code == 2 and "no such config file" in err
+
+
+def test_the_process_bench_runs_the_heartbeat_case_small(tmp_path: Path) -> None:
+    from companion.cli.bench import process_history
+
+    result = process_history(tmp_path / "bench", days=5, entry_kb=2)
+    assert result["entries"] == 720 and result["kept"] + result["archived"] == 720
+    assert result["kept"] == 432 and result["history_notes"] >= 5  # three days kept; the 1-in-50 answers embedded
+    assert result["seconds"] > 0 and result["peak_rss_mb_of_the_largest_child"] > 0

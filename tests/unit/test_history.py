@@ -59,7 +59,7 @@ def test_an_unfinished_last_line_is_left_out_of_the_read(tmp_path: Path) -> None
     path.write_bytes(whole + b'{"id": "b", "ts": "2026-')
     log = read_log(path, "s")
     assert [e.id for e in log.entries] == ["a"]
-    assert log.size == len(whole) and len(log.content) > log.size
+    assert log.size == len(whole) and log.length > log.size
 
 
 def test_sources_expand_agent(tmp_path: Path) -> None:

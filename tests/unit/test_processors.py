@@ -102,3 +102,22 @@ def test_configured_patterns_and_nested_values() -> None:
     new = result.replace["x"]
     assert new.data["request"]["messages"][0]["content"] == ("codename [REDACTED:pattern], mail me at [REDACTED:email]")
     assert json.loads(new.raw) == new.data and new.id == "x" and new.ts == original.ts
+
+
+def test_long_texts_and_the_quick_checks_redact_exactly_what_the_patterns_find() -> None:
+    # Each kind's quick substring check must never skip a text its pattern matches: compare with the bare patterns,
+    # on short texts and on long ones (which are also cached), with the secrets in other letter cases too.
+    from companion.processors import _KINDS, _replacement
+
+    def bare(text: str) -> str:
+        for kind, pattern in _KINDS:
+            text = pattern.sub(lambda m, kind=kind: _replacement(m, kind), text)
+        return text
+
+    pem = "-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----"
+    extras = ["bEaReR abcdef0123456789ABCDEF", "https://u:p4ss@h.example", pem, "call 020 7946 0958 now"]
+    filler = "You are sentinel; reply HEARTBEAT_OK when all is well. " * 60
+    for secret in [*SECRETS.values(), *extras]:
+        for text in (f"x {secret} y", f"{filler}{secret} {filler}", filler + secret.lower(), filler + secret.upper()):
+            assert Redactor().text(text) == bare(text), secret
+            assert Redactor().text(text) == bare(text)  # the cached answer is the same

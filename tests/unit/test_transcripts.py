@@ -398,3 +398,11 @@ def test_no_note_is_written_through_a_symlink_out_of_the_vault(tmp_path: Path) -
     report = run(vault, config())
     assert list(outside.rglob("*")) == [] and report.embedded == ()
     assert any("leads out of the vault" in w for w in report.warnings)
+
+
+def test_odd_roles_never_become_links_or_markup() -> None:
+    raw = serialize(
+        {"id": "e1", "ts": "2026-03-20T09:00:00+00:00", "agent": "t", "role": "[[Boss]] **x** %%", "content": "hi"}
+    )
+    text = render_entry(parse_entry(raw), "0" * 10, max_chars=300)
+    assert text.splitlines()[1] == "**Boss x:** hi"
