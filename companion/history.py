@@ -97,6 +97,9 @@ class Source:
     """The log file (or the session notes' folder)."""
     notes: bool = False
     """True for the vault's session notes, one entry per note."""
+    origin: str = ""
+    """The config's name for where it was found (its path pattern, or `session_notes`): stable however the vault is
+    reached, so it can tell the entries of two sources apart."""
 
 
 def parse_entry(raw: bytes, shared: dict[str, str] | None = None) -> Entry:
@@ -104,6 +107,10 @@ def parse_entry(raw: bytes, shared: dict[str, str] | None = None) -> Entry:
     replaced by it (and added to it): a log repeats its agent's system prompt in every entry."""
     try:
         data = json.loads(raw.decode("utf-8"))
+        if shared is not None:
+            data = _share(data, shared)
+    except RecursionError:
+        raise ValueError("nested too deeply to read (hundreds of levels)") from None
     except UnicodeDecodeError as exc:
         raise ValueError(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
@@ -120,8 +127,6 @@ def parse_entry(raw: bytes, shared: dict[str, str] | None = None) -> Entry:
     if ts.tzinfo is None or ts.utcoffset() is None:
         # A moment without a zone is ambiguous by hours; guessing could drop or keep the wrong entries.
         raise ValueError(f"'ts' {data['ts']!r} has no time zone (add Z or +00:00)")
-    if shared is not None:
-        data = _share(data, shared)
     return Entry(id=data["id"], ts=ts, agent=data["agent"], data=data, raw=raw)
 
 
@@ -228,13 +233,17 @@ def find_sources(
     for source in sources:
         if source.session_notes is not None:
             folder = vault_root / sessions_folder.strip("/")
-            if not folder.resolve().is_relative_to(vault_root.resolve()):
+            try:
+                inside = folder.resolve().is_relative_to(vault_root.resolve())
+            except (OSError, RuntimeError):  # a symlink loop
+                inside = False
+            if not inside:
                 raise ConfigError(
-                    f"sessions.folder {sessions_folder!r} leads out of the vault, so its notes are not processed; "
-                    "name a folder inside the vault"
+                    f"sessions.folder {sessions_folder!r} leads out of the vault (or into a symlink loop), so its "
+                    "notes are not processed; name a folder inside the vault"
                 )
             if folder.is_dir():
-                found.setdefault(folder, Source(agent=source.session_notes, path=folder, notes=True))
+                found.setdefault(folder, Source(source.session_notes, folder, notes=True, origin="session_notes"))
             continue
         pattern = source.path
         assert pattern is not None
@@ -250,7 +259,7 @@ def find_sources(
                 continue
             match = matcher.fullmatch(path.relative_to(root).as_posix())
             if match is not None:
-                found.setdefault(path, Source(agent=match.group("agent"), path=path))
+                found.setdefault(path, Source(match.group("agent"), path, origin=pattern))
     return sorted(found.values(), key=lambda s: (s.agent, str(s.path)))
 
 

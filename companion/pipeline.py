@@ -352,7 +352,7 @@ def _run_agent(
     )
     redaction = _redaction([p for p in chosen if isinstance(p, RedactProcessor)])
     embeds = tuple(
-        embed_agent(p, source.agent, source.path, outcome.seen, environ=env, redaction=redaction)
+        embed_agent(p, source.agent, source.path, outcome.seen, environ=env, redaction=redaction, origin=source.origin)
         for p in chosen
         if isinstance(p, EmbedProcessor)
     )

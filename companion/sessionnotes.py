@@ -61,19 +61,21 @@ def read_notes(vault_root: Path, folder: Path, agent: str) -> NotesRead:
         bad.append(BadLine(len(bad) + 1, rel.encode("utf-8"), f"{path}: {problem}; the session note was left as it is"))
 
     try:
-        days = sorted(d for d in os.listdir(folder) if _DAY.fullmatch(d) and (folder / d).is_dir())
+        days = sorted(d for d in os.listdir(folder) if _DAY.fullmatch(d))
     except FileNotFoundError:
         days = []
     except OSError as exc:
         raise ProcessError(f"{folder}: cannot read the session notes' folder ({exc.strerror or exc})") from exc
     for day in days:
-        if not (folder / day).resolve().is_relative_to(root):
-            refuse(folder / day, "the day folder leads out of the vault (a symlink)")
+        if not _inside(folder / day, root):
+            refuse(folder / day, "the day folder leads out of the vault (a symlink), or in a loop")
+            continue
+        if not (folder / day).is_dir():
             continue
         for path in sorted((folder / day).glob("*.md")):
             rel = path.relative_to(vault_root).as_posix()
-            if path.is_symlink() and not path.resolve().is_relative_to(root):
-                refuse(path, "the note leads out of the vault (a symlink)")
+            if path.is_symlink() and not _inside(path, root):
+                refuse(path, "the note leads out of the vault (a symlink), or in a loop")
                 continue
             try:
                 raw = path.read_bytes()
@@ -116,6 +118,13 @@ def read_notes(vault_root: Path, folder: Path, agent: str) -> NotesRead:
     entries.sort(key=lambda e: (e.ts, e.id))
     log = HistoryLog(path=folder, agent=agent, lines=(*entries, *bad), size=0, notes=True)
     return NotesRead(log, files)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(root)
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
 
 
 def markdown_changed(read: NotesRead, entry: Entry) -> bool:

@@ -8,8 +8,8 @@ entry is a passage of its own in recall, and the note's `date` serves recall's d
 
 What an entry says can never pass for the note's structure: each turn is one line (all line breaks, Unicode ones
 included, become spaces; control characters go), it starts with the speaker, and what Markdown or Obsidian would
-read as a comment, a link, an embed, a tag or HTML is escaped. The key is a hash of the entry's source and id, never
-the id itself, which may hold what redaction removes (an email in a session id).
+read as a comment, a link, an embed, a tag or HTML is escaped. The key is a hash of the entry's source (as the config
+names it) and id, never the id itself, which may hold what redaction removes (an email in a session id).
 
 A note is rebuilt from the sections it already holds plus this run's entries: an entry `retain` has since dropped
 from the log stays in its note (recall keeps finding it; the archives keep its full text), and an entry read again
@@ -22,7 +22,9 @@ the user's and is kept. Nothing here writes: the pipeline writes the notes atomi
 
 from __future__ import annotations
 
+import glob
 import hashlib
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,9 +49,9 @@ END_MARKER = "%% companion: end of history %%"
 _STATUS = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _HEADING = re.compile(r"## (?P<time>\d\d:\d\d:\d\d) · (?P<key>[0-9a-f]{10})")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-# Inline text Obsidian or Markdown would read as more than text: a comment (%%), a link or embed ([[), a tag (#word),
-# HTML (<), emphasis that could swallow the speaker (*, _ are left: they only style the line).
-_INLINE = (("%%", "%\u200b%"), ("[[", "[\u200b["), ("<", "\\<"))
+# Inline text Obsidian or Markdown would read as more than text: a comment (%%) and a link or embed ([[) get a
+# zero-width space between the pair; a tag (#word) and HTML (<) a backslash. Emphasis (*, _) only styles the line.
+_DOUBLED = re.compile(r"%(?=%)|\[(?=\[)")
 _TAG = re.compile(r"(^|\s)#(?=[^\s#])")
 _SPEAKER_CHARS = re.compile(r"[^\w .'@-]")
 _OUR_KEYS = frozenset({"type", "agent", "date", "source", "entries", "generated_by", "history_sha", "redaction"})
@@ -133,8 +135,9 @@ def plain_line(text: str) -> str:
     unpaired surrogates go, and what would read as a comment, link, embed, tag or HTML is escaped."""
     text = text.encode("utf-8", "replace").decode("utf-8")  # an unpaired surrogate (a cut UTF-16 pair) becomes ?
     text = _CONTROL.sub("", " ".join(text.split()))
-    for raw, escaped in _INLINE:
-        text = text.replace(raw, escaped)
+    # Backslashes first, so an escape added below can never be undone by one already in the text.
+    text = text.replace("\\", "\\\\").replace("<", "\\<")
+    text = _DOUBLED.sub(lambda m: m.group(0) + "\u200b", text)  # %% and [[, however many in a row
     return _TAG.sub(r"\1\\#", text)
 
 
@@ -142,9 +145,11 @@ def _speaker(name: str) -> str:
     return " ".join(_SPEAKER_CHARS.sub("", name).split())[:40] or "text"
 
 
-def entry_key(source: str, entry_id: str) -> str:
-    """The hex key naming an entry in its note: a hash of its source and id (the id itself may hold a secret)."""
-    return hashlib.sha256(f"{source}\0{entry_id}".encode("utf-8", "replace")).hexdigest()[:10]
+def entry_key(origin: str, entry_id: str) -> str:
+    """The hex key naming an entry in its note: a hash of its source's name in the config and its id (the id itself
+    may hold a secret). Not of the log's path on disk, so a vault reached another way never doubles the entries, while
+    two sources' entries of the same id stay apart."""
+    return hashlib.sha256(f"{origin}\0{entry_id}".encode("utf-8", "replace")).hexdigest()[:10]
 
 
 def render_entry(entry: Entry, key: str, max_chars: int) -> str:
@@ -215,8 +220,9 @@ def render_note(
 ) -> str:
     """A history note: our frontmatter, the user's other properties, the sections, the end marker, the user's tail."""
     part = f"# History of {agent}, {day}\n\n" + "\n".join(sections) + "\n"
-    source = sources[0] if len(sources) == 1 else ", ".join(sources)
-    head = ["---", "type: history", f"agent: {scalar(agent)}", f"date: {day}", f"source: {scalar(source)}"]
+    # One source as a plain property (what summaries and extracted notes write), several as a list.
+    source = scalar(sources[0]) if len(sources) == 1 else "[" + ", ".join(json.dumps(s) for s in sources) + "]"
+    head = ["---", "type: history", f"agent: {scalar(agent)}", f"date: {day}", f"source: {source}"]
     head += [f"entries: {len(sections)}", f"generated_by: {EMBEDDED_BY}", f"history_sha: {_digest(part)}"]
     if redaction is not None:
         head.append(f"redaction: {redaction}")
@@ -233,7 +239,10 @@ def _nearest_existing(path: Path) -> Path:
 
 def inside_vault(vault_root: Path, path: Path) -> bool:
     """Whether `path` (existing or not) ends up inside the vault once symlinks on its way are followed."""
-    return _nearest_existing(path).resolve().is_relative_to(vault_root.resolve())
+    try:
+        return _nearest_existing(path).resolve().is_relative_to(vault_root.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
 
 
 def _rel(vault_root: Path, path: Path) -> str:
@@ -270,7 +279,8 @@ def _read_existing(path: Path, text: str) -> _Existing:
             "changes, or delete the note to have it rebuilt, and run again"
         )
     recorded = props.get("source")
-    sources = tuple(s.strip() for s in str(recorded).split(",") if s.strip()) if recorded else ()
+    listed = recorded if isinstance(recorded, list) else [recorded] if recorded else []
+    sources = tuple(str(s) for s in listed)
     extra = {k: v for k, v in props.items() if k not in _OUR_KEYS}
     return _Existing(_sections(part), sources, extra, tail)
 
@@ -287,6 +297,7 @@ def _day_note(
     source: str,
     entries: Sequence[Entry],
     redaction: Redaction | None,
+    origin: str,
 ) -> tuple[DayNote | None, str | None]:
     """The day's note as it should now read (none when unchanged), or a warning when it must be left alone."""
     relative = processor.relative(agent, day)
@@ -315,7 +326,7 @@ def _day_note(
         sections = {k: _Section(s.time, k, _redact_turns(s.text, redaction.text)) for k, s in sections.items()}
     known = set(sections)
     for entry in entries:
-        key = entry_key(source, entry.id)
+        key = entry_key(origin, entry.id)
         sections[key] = _Section(f"{entry.ts:%H:%M:%S}", key, render_entry(entry, key, processor.spec.max_chars))
     ordered = sorted(sections.values(), key=lambda s: (s.time, s.key))
     sources = tuple(sorted({*existing.sources, source}))
@@ -335,9 +346,10 @@ def embed_agent(
     *,
     environ: Mapping[str, str],
     redaction: Redaction | None = None,
+    origin: str = "",
 ) -> EmbedReport:
-    """The day notes to write for the agent's entries (nothing written); never raises but for a bad auto-write
-    mode."""
+    """The day notes to write for the agent's entries (nothing written); `origin` is the source's name in the config
+    (none: its path). Never raises but for a bad auto-write mode."""
     pattern = processor.spec.output.replace("{agent}", agent)
     if auto_write_mode(environ) == "off":
         return EmbedReport(pattern, reason=f"{AUTO_WRITE_ENV}=off: no history notes derived")
@@ -352,7 +364,7 @@ def embed_agent(
     notes: list[DayNote] = []
     warnings: list[str] = []
     for day in sorted(by_day):
-        note, warning = _day_note(processor, agent, day, source_rel, by_day[day], redaction)
+        note, warning = _day_note(processor, agent, day, source_rel, by_day[day], redaction, origin or source_rel)
         if note is not None:
             notes.append(note)
         if warning is not None:
@@ -363,19 +375,23 @@ def embed_agent(
 
 def _unredacted_days(processor: EmbedProcessor, agent: str, signature: str) -> list[str]:
     """The days of the agent's history notes not yet redacted with these rules (only their first lines are read)."""
-    prefix, _, suffix = processor.relative(agent, "\0").partition("\0")
-    pattern = processor.relative(agent, "*")
+    parts = processor.relative(agent, "\0").split("\0")
+    # Escaped, so brackets in a folder or agent name are not taken for a glob's or a regex's; a second {date} must
+    # name the same day as the first.
+    pattern = "*".join(glob.escape(part) for part in parts)
+    day = r"(?P<day>\d{4}-\d{2}-\d{2})"
+    shape = re.compile(day.join([re.escape(parts[0]), *(r"(?P=day)".join(map(re.escape, parts[1:])),)]))
     days: list[str] = []
     for path in processor.vault_root.glob(pattern):
-        rel = path.relative_to(processor.vault_root).as_posix()
-        day = rel[len(prefix) : len(rel) - len(suffix)] if rel.startswith(prefix) and rel.endswith(suffix) else ""
-        if not _DAY_NAME.fullmatch(day):
+        match = shape.fullmatch(path.relative_to(processor.vault_root).as_posix())
+        if match is None:
             continue
         try:
             with path.open("rb") as handle:
                 head = handle.read(4096)
         except OSError:
             continue
-        if f"\nredaction: {signature}\n".encode() not in head:
-            days.append(day)
+        ours = f"\ngenerated_by: {EMBEDDED_BY}\n".encode() in head
+        if ours and f"\nredaction: {signature}\n".encode() not in head:
+            days.append(match.group("day"))
     return days

@@ -280,3 +280,25 @@ def test_a_secret_in_a_name_or_behind_a_yaml_escape_settles_after_one_run(tmp_pa
     assert file_tree(vault) == before and report.replaced == () and report.embeds[0].notes == ()
     history = "".join(p.read_text("utf-8") for p in (vault / "Memory").rglob("*.md"))
     assert "jane.doe@example.com" not in history and "Hi" in history
+
+
+def test_symlink_loops_are_named_not_fatal(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    sessions(vault)
+    loop = vault / FOLDER / "2026-01-02"
+    loop.symlink_to(loop)
+    note_loop = vault / FOLDER / f"{NOW - timedelta(hours=3):%Y-%m-%d}" / "loop.md"
+    note_loop.symlink_to(note_loop)
+    report = run(vault, config(KEEP_3_DAYS))
+    assert len(report.dropped) == 2
+    assert sum("loop" in p for p in report.problems) == 2
+
+
+def test_a_deeply_nested_entry_is_a_bad_line_not_a_crash(tmp_path: Path) -> None:
+    log = tmp_path / "vault" / "agents" / "a" / "history.jsonl"
+    log.parent.mkdir(parents=True)
+    deep = "[" * 600 + "]" * 600
+    log.write_text(json.dumps({"id": "x", "ts": "2026-03-01T10:00:00+00:00", "agent": "a"})[:-1] + f', "d": {deep}}}\n')
+    text = "session_history:\n  sources:\n    - path: ./agents/{agent}/history.jsonl\n  processors:\n" + KEEP_3_DAYS
+    (report,) = process_vault(tmp_path / "vault", parse_config(text), NOW)
+    assert report.entries == 0 and "nested too deeply" in report.problems[0]

@@ -16,7 +16,7 @@ from companion.errors import ConfigError
 from companion.history import parse_entry, serialize
 from companion.parse import parse_note
 from companion.pipeline import AgentReport, process_vault
-from companion.transcripts import END_MARKER, entry_key, render_entry, turns
+from companion.transcripts import END_MARKER, entry_key, plain_line, render_entry, turns
 from tests.conftest import file_tree, split_frontmatter
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
@@ -100,7 +100,7 @@ def test_each_entry_is_a_section_of_its_own_for_the_indexer(tmp_path: Path) -> N
     note = parse_note(path.relative_to(vault).as_posix(), path.read_bytes())
     assert note.kind == "note" and note.note_type == "history"
     headings = [line for line in note.body.splitlines() if line.startswith("## ")]
-    keys = [entry_key("agents/trader/history.jsonl", i) for i in ("e0", "e1")]
+    keys = [entry_key("./agents/{agent}/history.jsonl", i) for i in ("e0", "e1")]
     assert headings == [f"## 09:00:00 · {keys[0]}", f"## 09:01:00 · {keys[1]}"]
 
 
@@ -368,7 +368,8 @@ def test_two_sources_of_one_agent_settle(tmp_path: Path) -> None:
     assert file_tree(vault) == before and all(r.embeds[0].notes == () for r in reports)
     note = day_notes(vault)["trader 2026-03-20"]
     assert "From the other log." in note and "Plan the ACME trade" in note  # both e0s, neither overwrote the other
-    assert "source: agents/trader/history.jsonl, more/trader.jsonl" in note
+    fields, _ = split_frontmatter(note)
+    assert fields["source"] == ["agents/trader/history.jsonl", "more/trader.jsonl"]
 
 
 def test_properties_the_user_adds_read_back(tmp_path: Path) -> None:
@@ -406,3 +407,43 @@ def test_odd_roles_never_become_links_or_markup() -> None:
     )
     text = render_entry(parse_entry(raw), "0" * 10, max_chars=300)
     assert text.splitlines()[1] == "**Boss x:** hi"
+
+
+@pytest.mark.parametrize(
+    ("text", "absent"),
+    [
+        ("50%%% of it", "%%"),
+        ("see [[[Private Diary]]] now", "[["),
+        ("a \\<img src=x onerror=alert(1)> tag", " \\\\<img"),  # an escaped backslash, then raw HTML
+        ("and #secret-tag here", " #secret"),
+    ],
+)
+def test_escapes_cannot_be_undone_by_the_text_itself(text: str, absent: str) -> None:
+    line = plain_line(text)
+    assert absent not in line, line
+    assert not parse_note("n.md", f"**user:** {line}\n".encode()).links
+
+
+def test_a_log_reached_another_way_does_not_double_its_entries(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write_log(vault, conversation(vault))
+    run(vault, config())
+    alias = tmp_path / "alias"
+    alias.symlink_to(vault)
+    run(alias, config())
+    assert day_notes(vault)["trader 2026-03-20"].count("\n## ") == 2
+
+
+@pytest.mark.parametrize(
+    "output", ["History/{date}/{agent} {date}.md", "History/[{agent}]/{date}.md", "History/{agent}/{date}.md"]
+)
+def test_kept_sections_are_redacted_whatever_the_output_pattern(tmp_path: Path, output: str) -> None:
+    vault = tmp_path / "vault"
+    when = datetime(2026, 3, 20, 9, tzinfo=UTC)
+    log = write_log(vault, [entry(1, when, content=f"key {SECRET_KEY}")])
+    item = f'    - type: embed\n      output: "{output}"\n'
+    run(vault, config(item))
+    log.write_bytes(b"")  # the entry leaves the log before redaction is configured
+    run(vault, config("    - type: redact\n" + item))
+    texts = [p.read_text("utf-8") for p in (vault / "History").rglob("*.md")]
+    assert len(texts) == 1 and SECRET_KEY not in texts[0] and "[REDACTED:openai_key]" in texts[0]
