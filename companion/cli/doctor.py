@@ -1,4 +1,5 @@
-"""`companion doctor`: which vault and why, which model and where, and whether the index is healthy."""
+"""`companion doctor`: which vault and why, which model and where, whether the index is healthy, and what the session
+post-processors would work on (the sources found, each agent's list, when its triggers last ran)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from typing import Any
 from companion.cli.output import print_json
 from companion.cli.workspace import Workspace, add_vault_arguments, open_workspace
 from companion.errors import CompanionError
+from companion.history import find_sources
 from companion.locations import config_path, models_dir
+from companion.pipeline import plan_for
+from companion.triggers import TriggerState, processor_key
 from indexer.lock import WriterLock
 
 
@@ -85,7 +89,47 @@ def diagnose(ws: Workspace) -> dict[str, Any]:
     except CompanionError as exc:
         report["healthy"] = False
         report["errors"].append(str(exc))
+    report["session_history"] = session_history(ws)
+    if report["session_history"]["errors"]:
+        report["healthy"] = False
+        report["errors"] += report["session_history"]["errors"]
     return report
+
+
+def session_history(ws: Workspace) -> dict[str, Any]:
+    """The sources the config's `session_history` finds, each agent's processor list and its triggers' last runs."""
+    out: dict[str, Any] = {"sources": [], "agents": [], "errors": []}
+    config = ws.config
+    if not config.session_history.sources:
+        return out
+    state = TriggerState.load(ws.data_dir)
+    try:
+        sources = find_sources(ws.root, config.session_history.sources, config.sessions.folder)
+    except CompanionError as exc:
+        out["errors"].append(str(exc))
+        return out
+    for source in sources:
+        try:
+            size = (
+                sum(p.stat().st_size for p in source.path.rglob("*.md")) if source.notes else source.path.stat().st_size
+            )
+        except OSError:
+            size = None
+        out["sources"].append({"agent": source.agent, "path": str(source.path), "notes": source.notes, "bytes": size})
+    for agent in sorted({s.agent for s in sources}):
+        try:
+            plan = plan_for(config, agent, str(config_path(ws.root)))
+        except CompanionError as exc:
+            out["errors"].append(str(exc))
+            continue
+        processors = []
+        for index, spec in enumerate(plan.specs):
+            last = state.last(agent, processor_key(index, spec))
+            processors.append(
+                {"type": spec.type, "trigger": spec.trigger, "last_run": last.at.isoformat() if last else None}
+            )
+        out["agents"].append({"agent": agent, "own_list": plan.own_list, "processors": processors})
+    return out
 
 
 def _print(report: dict[str, Any]) -> None:
@@ -111,6 +155,19 @@ def _print(report: dict[str, Any]) -> None:
     if report["writer"]:
         writer = report["writer"]
         print(f"writer    pid {writer.get('pid')} ({writer.get('purpose')})")
+    history = report.get("session_history") or {}
+    for source in history.get("sources", []):
+        size = f"{source['bytes'] / 2**20:.1f} MiB" if source["bytes"] is not None else "unreadable"
+        kind = "session notes" if source["notes"] else "log"
+        print(f"history   {source['agent']}: {kind} {source['path']} ({size})")
+    for agent in history.get("agents", []):
+        steps = ", ".join(
+            p["type"] + (f" [{p['trigger']}, last {p['last_run'] or 'never'}]" if p["trigger"] else "")
+            for p in agent["processors"]
+        )
+        print(
+            f"          {agent['agent']} ({'own list' if agent['own_list'] else 'default list'}): {steps or 'nothing'}"
+        )
     for error in report["errors"]:
         print(f"error     {error}")
     print("healthy" if report["healthy"] else "NOT healthy")

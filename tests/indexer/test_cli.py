@@ -117,3 +117,27 @@ def test_model_mismatch_is_refused_with_advice(vault: Path) -> None:
     out = _companion("recall", "tomatoes", "--vault", str(vault))
     assert out.returncode == 3
     assert "hash-384" in out.stderr and "all-MiniLM-L6-v2" in out.stderr and "--rebuild" in out.stderr
+
+
+def test_doctor_shows_the_session_history_sources_lists_and_last_runs(vault: Path, tmp_path: Path) -> None:
+    config = (
+        "embedding:\n  provider: hash\nsession_history:\n  sources:\n    - path: ./agents/{agent}/history.jsonl\n"
+        "  processors:\n    - type: redact\n      trigger: on_write\n    - type: embed\n"
+        "agents:\n  lost:\n    processors:\n      - type: retain\n        max_age_days: 3\n"
+    )
+    write(vault, ".companion/companion.yaml", config)
+    for agent in ("trader", "lost"):
+        line = json.dumps({"id": "a", "ts": "2026-03-20T09:00:00+00:00", "agent": agent, "text": "hi"})
+        write(vault, f"agents/{agent}/history.jsonl", line + "\n")
+    data = tmp_path / "data"
+    assert _companion("process", "--vault", str(vault), "--data-dir", str(data), "--agent", "trader").returncode == 0
+    _companion("index", "--vault", str(vault), "--data-dir", str(data))
+    out = _companion("doctor", "--json", "--vault", str(vault), "--data-dir", str(data))
+    report = json.loads(out.stdout)["session_history"]
+    assert sorted(s["agent"] for s in report["sources"]) == ["lost", "trader"]
+    (trader,) = [a for a in report["agents"] if a["agent"] == "trader"]
+    assert [(p["type"], p["trigger"]) for p in trader["processors"]] == [("redact", "on_write"), ("embed", None)]
+    # `lost` drops entries with no archive: doctor says so, and the vault is not healthy until the list is fixed.
+    assert out.returncode == 1 and any("lost" in e and "archive" in e for e in report["errors"])
+    text = _companion("doctor", "--vault", str(vault), "--data-dir", str(data)).stdout
+    assert "history   trader: log" in text and "trader (default list): redact [on_write, last never], embed" in text
