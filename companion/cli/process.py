@@ -96,7 +96,8 @@ def index_notes(location: VaultLocation, data_dir: Path, chroma_url: str | None,
         with WriterLock(data_dir):
             report = ws.indexer().update(relative)
     except IndexLockedError:
-        return {"notes": 0, "chunks": 0, "message": "a running `companion index --watch` indexes them"}
+        held = "the running indexer (`companion index --watch` or the app) indexes them"
+        return {"notes": 0, "chunks": 0, "message": held}
     finally:
         ws.close()
     message = f"indexed {report.notes_indexed} notes ({report.chunks_embedded} chunks embedded)"
