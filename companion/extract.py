@@ -28,6 +28,7 @@ from companion.history import Entry
 from companion.processors import ExtractProcessor, SummarizeProcessor
 from companion.specs import output_problems
 from companion.summarize import AUTO_WRITE_ENV, auto_write_mode, dedupe_enabled, entry_texts, split_sentences
+from companion.vaultpaths import inside_vault, vault_relative
 
 EXTRACTED_BY = "rules-v1"
 """The `extracted_by` value of the notes: the marker that a note is the processor's to update."""
@@ -255,13 +256,6 @@ def render(finding: Finding, agent: str, source: str, link: str) -> str:
     return f"---\n{head}\n---\n# {finding.title}\n\n- {finding.sentence}\n\n{link}\n"
 
 
-def _rel(vault_root: Path, path: Path) -> str:
-    try:
-        return path.resolve().relative_to(vault_root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
-
-
 def _free(path: Path, taken: set[Path]) -> Path:
     # Deduplication off (or an unreadable same-named file): a new name, never an overwrite.
     return unused_path(path, lambda n: path.with_name(f"{path.stem} {n}.md"), taken)
@@ -285,8 +279,7 @@ def extract_agent(
         return ExtractReport(folder, reason=f"{AUTO_WRITE_ENV}=off: nothing extracted")
     relative = spec.folder.replace("{agent}", agent)
     problems = output_problems(relative + "/x.md")
-    root = processor.vault_root.resolve()
-    if not problems and folder.exists() and not folder.resolve().is_relative_to(root):
+    if not problems and not inside_vault(processor.vault_root, folder):
         problems = ["the folder leads out of the vault (a symlink)"]
     if problems:
         return ExtractReport(folder, reason="folder refused", warnings=(f"{folder}: {problems[0]}; nothing extracted",))
@@ -297,7 +290,7 @@ def extract_agent(
     dedupe = dedupe_enabled(environ)
     existing, warnings = _read_folder(folder)
     mine = [_normal(e.text) for e in existing.values() if e.ours and e.agent == agent]
-    source_rel = _rel(processor.vault_root, source)
+    source_rel = vault_relative(processor.vault_root, source)
     notes: list[ExtractedNote] = []
     # Notes this run already plans, by title: a second sentence with the same title appends to the planned note.
     planned: dict[str, int] = {}

@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 
 from companion.errors import ConfigError, HistoryError
 from companion.specs import SourceConfig
+from companion.vaultpaths import inside_vault
 
 
 @dataclass(frozen=True)
@@ -143,19 +144,6 @@ def _share(value: Any, shared: dict[str, str]) -> Any:
     return value
 
 
-def parse_lines(content: bytes) -> tuple[tuple[Entry | BadLine, ...], int]:
-    """The whole lines of a log's bytes, and how many bytes they take (through the last newline)."""
-    end = content.rfind(b"\n") + 1
-    return _parse(content[i : content.index(b"\n", i) + 1] for i in _starts(content, end)), end
-
-
-def _starts(content: bytes, end: int) -> Iterator[int]:
-    start = 0
-    while start < end:
-        yield start
-        start = content.index(b"\n", start) + 1
-
-
 def _parse(raws: Iterable[bytes]) -> tuple[Entry | BadLine, ...]:
     """Whole lines (each with its newline) as entries and bad lines, in order."""
     lines: list[Entry | BadLine] = []
@@ -233,11 +221,7 @@ def find_sources(
     for source in sources:
         if source.session_notes is not None:
             folder = vault_root / sessions_folder.strip("/")
-            try:
-                inside = folder.resolve().is_relative_to(vault_root.resolve())
-            except (OSError, RuntimeError):  # a symlink loop
-                inside = False
-            if not inside:
+            if not inside_vault(vault_root, folder):
                 raise ConfigError(
                     f"sessions.folder {sessions_folder!r} leads out of the vault (or into a symlink loop), so its "
                     "notes are not processed; name a folder inside the vault"

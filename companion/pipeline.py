@@ -59,6 +59,7 @@ from companion.sessionnotes import apply_to_notes, markdown_changed, read_notes
 from companion.specs import ProcessorSpec
 from companion.summarize import PROMPT_VERSION, SummaryReport, summarize_agent
 from companion.transcripts import EMBEDDED_BY, EmbedReport, Redaction, embed_agent
+from companion.vaultpaths import vault_relative
 
 STEPS = ("read", "computed", "derived", "summarized", "archived", "history-written", "replaced", "recorded")
 """The steps of a run, in order; `fail_at` is called with each name once that step is done."""
@@ -185,6 +186,8 @@ class _Outcome:
     seen: list[Entry] = field(default_factory=list)
     # Bad lines (kept in the log) with secrets in them, by line number, as the list's redaction rewrites them.
     bad_redacted: dict[int, bytes] = field(default_factory=dict)
+    # The list's redaction, which history notes apply again to the sections they keep.
+    redaction: Redaction | None = None
 
 
 def _compute(plan: AgentPlan, log: HistoryLog, processors: Sequence[Processor], now: datetime) -> _Outcome:
@@ -222,17 +225,15 @@ def _compute(plan: AgentPlan, log: HistoryLog, processors: Sequence[Processor], 
         )
     outcome.archives = [archive_owner[id(p)] for p in archivers if id(p) in archive_owner]
     outcome.seen = [outcome.current.get(e.id) or outcome.dropped[e.id] for e in log.entries]
-    redactors = [Redactor(p.spec.patterns) for p in processors if isinstance(p, RedactProcessor)]
+    redaction = _redaction([p for p in processors if isinstance(p, RedactProcessor)])
     # A session note that cannot be read is only named, never rewritten.
     for line in log.lines if not log.notes else ():
-        if isinstance(line, BadLine) and redactors:
+        if isinstance(line, BadLine) and redaction is not None:
             # A line that is not a valid entry stays in the log, but a secret in it must not.
-            text = line.raw.decode("utf-8", "surrogateescape")
-            for redactor in redactors:
-                text = redactor.text(text)
-            new = text.encode("utf-8", "surrogateescape")
+            new = redaction.text(line.raw.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
             if new != line.raw:
                 outcome.bad_redacted[line.line] = new
+    outcome.redaction = redaction
     return outcome
 
 
@@ -266,13 +267,6 @@ def _new_lines(log: HistoryLog, outcome: _Outcome) -> bytes:
 def _free_path(path: Path) -> Path:
     # Two runs in the same second (or a crashed run's leftover) must never overwrite an archive.
     return unused_path(path, lambda n: path.with_name(path.name.replace(".jsonl.xz", f"-{n}.jsonl.xz")))
-
-
-def _rel(vault_root: Path, path: Path) -> str:
-    try:
-        return path.resolve().relative_to(vault_root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
 
 
 def run_agent(
@@ -350,9 +344,10 @@ def _run_agent(
         for p in chosen
         if isinstance(p, ExtractProcessor)
     )
-    redaction = _redaction([p for p in chosen if isinstance(p, RedactProcessor)])
     embeds = tuple(
-        embed_agent(p, source.agent, source.path, outcome.seen, environ=env, redaction=redaction, origin=source.origin)
+        embed_agent(
+            p, source.agent, source.path, outcome.seen, environ=env, redaction=outcome.redaction, origin=source.origin
+        )
         for p in chosen
         if isinstance(p, EmbedProcessor)
     )
@@ -392,14 +387,14 @@ def _run_agent(
     extract_changes, extracts = _write_extracts(vault_root, extracts, audit)
     embed_changes, embeds = _write_embeds(vault_root, embeds, audit)
     report = replace(report, summaries=summaries, extracts=extracts, embeds=embeds)
-    origin = _rel(vault_root, source.path)
+    origin = vault_relative(vault_root, source.path)
     noted = "".join(
-        f"; summary {_rel(vault_root, s.path)} from {origin} by {s.generated_by}"
+        f"; summary {vault_relative(vault_root, s.path)} from {origin} by {s.generated_by}"
         + (f" (prompt {PROMPT_VERSION})" if s.generated_by != "extractive" else "")
         for s in summaries
         if s.written
     ) + "".join(
-        f"; {len(w)} extracted notes in {_rel(vault_root, x.folder)} from {origin} by {EXTRACTED_BY}"
+        f"; {len(w)} extracted notes in {vault_relative(vault_root, x.folder)} from {origin} by {EXTRACTED_BY}"
         for x in extracts
         if (w := [n for n in x.notes if n.written])
     )
@@ -446,7 +441,7 @@ def _run_agent(
         path = _free_path(artifact.path)
         write_atomic(path, artifact.content)
         written.append(ArchiveWrite(path, len(artifact.entry_ids)))
-        changes.append(FileChange(_rel(vault_root, path), None, sha256_hex(artifact.content)))
+        changes.append(FileChange(vault_relative(vault_root, path), None, sha256_hex(artifact.content)))
     step("archived")
 
     tail = b""
@@ -459,7 +454,7 @@ def _run_agent(
     else:
         new = _new_lines(log, outcome)
         tail = _rewrite(log, new, step)
-        changes.insert(0, FileChange(_rel(vault_root, log.path), log.digest, sha256_hex(new + tail)))
+        changes.insert(0, FileChange(vault_relative(vault_root, log.path), log.digest, sha256_hex(new + tail)))
     step("replaced")
     if audit is not None:
         audit.record(
@@ -505,7 +500,9 @@ def _write_note(
         audit.store_blob(content)
     make_folders(path.parent)
     write_atomic(path, content)
-    return FileChange(_rel(vault_root, path), sha256_hex(before) if before is not None else None, sha256_hex(content))
+    return FileChange(
+        vault_relative(vault_root, path), sha256_hex(before) if before is not None else None, sha256_hex(content)
+    )
 
 
 def _unwritten(path: Path, what: str, exc: OSError | NoteChanged) -> str:

@@ -28,6 +28,7 @@ from companion.history import BadLine, Entry, HistoryLog, serialize
 from companion.parse import parse_note
 from companion.sessions import read_session
 from companion.specs import output_problems
+from companion.vaultpaths import inside_vault
 
 MARKDOWN_KEY = "markdown"
 """The field holding a session note's whole text in its entry."""
@@ -54,7 +55,6 @@ def read_notes(vault_root: Path, folder: Path, agent: str) -> NotesRead:
     entries: list[Entry] = []
     bad: list[BadLine] = []
     files: dict[str, bytes] = {}
-    root = vault_root.resolve()
 
     def refuse(path: Path, problem: str) -> None:
         rel = path.relative_to(vault_root).as_posix()
@@ -67,14 +67,14 @@ def read_notes(vault_root: Path, folder: Path, agent: str) -> NotesRead:
     except OSError as exc:
         raise ProcessError(f"{folder}: cannot read the session notes' folder ({exc.strerror or exc})") from exc
     for day in days:
-        if not _inside(folder / day, root):
+        if not inside_vault(vault_root, folder / day):
             refuse(folder / day, "the day folder leads out of the vault (a symlink), or in a loop")
             continue
         if not (folder / day).is_dir():
             continue
         for path in sorted((folder / day).glob("*.md")):
             rel = path.relative_to(vault_root).as_posix()
-            if path.is_symlink() and not _inside(path, root):
+            if path.is_symlink() and not inside_vault(vault_root, path):
                 refuse(path, "the note leads out of the vault (a symlink), or in a loop")
                 continue
             try:
@@ -118,13 +118,6 @@ def read_notes(vault_root: Path, folder: Path, agent: str) -> NotesRead:
     entries.sort(key=lambda e: (e.ts, e.id))
     log = HistoryLog(path=folder, agent=agent, lines=(*entries, *bad), size=0, notes=True)
     return NotesRead(log, files)
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        return path.resolve().is_relative_to(root)
-    except (OSError, RuntimeError):  # a symlink loop
-        return False
 
 
 def markdown_changed(read: NotesRead, entry: Entry) -> bool:
@@ -200,7 +193,7 @@ def restore_note(vault_root: Path, entry: Entry, audit: AuditLog | None, *, dry_
         )
     problems = output_problems(rel)
     path = vault_root / rel
-    if not problems and path.parent.exists() and not path.parent.resolve().is_relative_to(vault_root.resolve()):
+    if not problems and not inside_vault(vault_root, path.parent):
         problems = ["the folder leads out of the vault (a symlink)"]
     if problems:
         raise ProcessError(f"archived entry {entry.id!r}: cannot restore to {rel!r}: {problems[0]}; nothing written")

@@ -32,10 +32,11 @@ import yaml
 from companion.atomic import unused_path
 from companion.errors import CompanionError, CurationError, ProcessError
 from companion.forward import cleartext_host, shown_url
-from companion.frontmatter_edit import properties, scalar
+from companion.frontmatter_edit import properties, scalar, split_body
 from companion.history import Entry
 from companion.processors import SummarizeProcessor
 from companion.specs import output_problems
+from companion.vaultpaths import inside_vault, vault_relative
 from companion.words import STOPWORDS
 
 MARKER = "%% companion: end of summary %%"
@@ -294,11 +295,7 @@ def _split_note(text: str, path: Path) -> _Existing:
         props = properties(text, str(path))
     except CurationError as exc:
         raise SummarizeError(f"{exc}; the note was left as it is") from None
-    body = text
-    if text.startswith("---"):
-        end = re.search(r"^---[ \t]*\r?$", text[3:], re.MULTILINE)
-        body = text[3 + end.end() :] if end else text
-    lines = body.splitlines(keepends=True)
+    lines = split_body(text).splitlines(keepends=True)
     for i, line in enumerate(lines):
         if line.strip() == MARKER:
             return _Existing(props, "".join(lines[:i]), "".join(lines[i + 1 :]))
@@ -326,19 +323,11 @@ def render_note(fields: dict[str, Any], extra: dict[str, Any], agent: str, secti
     return "\n".join(lines) + "\n" + tail
 
 
-def _rel(vault_root: Path, path: Path) -> str:
-    try:
-        return path.resolve().relative_to(vault_root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
-
-
 def _target(processor: SummarizeProcessor, agent: str, dedupe: bool, now: datetime) -> Path:
     path = processor.note_path(agent)
     relative = processor.spec.output.replace("{agent}", agent)
     problems = output_problems(relative)
-    root = processor.vault_root.resolve()
-    if not problems and not path.parent.resolve().is_relative_to(root):
+    if not problems and not inside_vault(processor.vault_root, path.parent):
         problems = ["the folder leads out of the vault (a symlink)"]
     if problems:
         raise SummarizeError(f"{path}: the summary note of agent '{agent}' cannot go there: {problems[0]}")
@@ -413,7 +402,7 @@ def summarize_agent(
         "type": "summary",
         "agent": agent,
         "date": max(e.ts for e in recent).date().isoformat(),
-        "source": _rel(processor.vault_root, source),
+        "source": vault_relative(processor.vault_root, source),
         "entries": len(recent),
         "generated_by": generated_by,
     }

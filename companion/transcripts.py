@@ -39,6 +39,7 @@ from companion.history import Entry
 from companion.processors import EmbedProcessor
 from companion.specs import output_problems
 from companion.summarize import AUTO_WRITE_ENV, META_KEYS, auto_write_mode
+from companion.vaultpaths import inside_vault, vault_relative
 
 EMBEDDED_BY = "embed-v1"
 """The `generated_by` value of the notes: the marker that a note is the processor's to rebuild."""
@@ -231,27 +232,6 @@ def render_note(
     return "\n".join([*head, "---", ""]) + part + END_MARKER + "\n" + tail
 
 
-def _nearest_existing(path: Path) -> Path:
-    while not path.exists() and path.parent != path:
-        path = path.parent
-    return path
-
-
-def inside_vault(vault_root: Path, path: Path) -> bool:
-    """Whether `path` (existing or not) ends up inside the vault once symlinks on its way are followed."""
-    try:
-        return _nearest_existing(path).resolve().is_relative_to(vault_root.resolve())
-    except (OSError, RuntimeError):  # a symlink loop
-        return False
-
-
-def _rel(vault_root: Path, path: Path) -> str:
-    try:
-        return path.resolve().relative_to(vault_root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
-
-
 @dataclass(frozen=True)
 class _Existing:
     sections: dict[str, _Section]
@@ -360,7 +340,7 @@ def embed_agent(
     if redaction is not None:
         for day in _unredacted_days(processor, agent, redaction.signature):
             by_day.setdefault(day, [])
-    source_rel = _rel(processor.vault_root, source)
+    source_rel = vault_relative(processor.vault_root, source)
     notes: list[DayNote] = []
     warnings: list[str] = []
     for day in sorted(by_day):

@@ -73,6 +73,11 @@ def file_tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+def history_config(processors: str, source: str = "- path: ./agents/{agent}/history.jsonl") -> str:
+    """A config with one session-history source and these processor items (YAML lines indented four spaces)."""
+    return f"session_history:\n  sources:\n    {source}\n  processors:\n{processors}"
+
+
 def write_history(vault: Path, texts: list[str], now: datetime, agent: str = "trader", **fields: str) -> Path:
     """An agent's `history.jsonl` with one entry per text, an hour apart, the last an hour before `now`."""
     from companion.history import serialize

@@ -25,6 +25,7 @@ from companion.discovery import VaultLocation, locate_vault
 from companion.errors import IndexLockedError
 from companion.locations import config_path, vault_data_dir
 from companion.pipeline import AgentReport, process_vault
+from companion.vaultpaths import inside_vault, vault_relative
 from indexer.lock import WriterLock
 
 
@@ -89,9 +90,8 @@ def index_notes(location: VaultLocation, data_dir: Path, chroma_url: str | None,
     config = load_config(location.path)
     url = chroma_url or config.store.chroma_url
     ws = Workspace(location=location, config=config, data_dir=data_dir, chroma_url=url)
-    root = location.path.resolve()
     # The pipeline writes history notes only inside the vault; anything else is left to `companion index`.
-    relative = [p.resolve().relative_to(root).as_posix() for p in paths if p.resolve().is_relative_to(root)]
+    relative = [vault_relative(location.path, p) for p in paths if inside_vault(location.path, p)]
     try:
         with WriterLock(data_dir):
             report = ws.indexer().update(relative)

@@ -13,6 +13,7 @@ from companion.cli import main
 from companion.history import serialize
 from companion.locations import vault_data_dir
 from indexer.lock import WriterLock
+from tests.conftest import history_config
 
 AS_OF = "2026-03-22T12:00:00+00:00"
 SECRETS = {
@@ -54,7 +55,7 @@ def vault(tmp_path: Path) -> Path:
 
 def configure(vault: Path, *types: str) -> None:
     items = "".join(f"    - type: {t}\n" for t in types)
-    text = "session_history:\n  sources:\n    - path: ./agents/{agent}/history.jsonl\n  processors:\n" + items
+    text = history_config(items)
     (vault / ".companion" / "companion.yaml").write_text(text, encoding="utf-8")
 
 

@@ -16,7 +16,7 @@ from companion.errors import ConfigError
 from companion.extract import classify, make_title
 from companion.history import serialize
 from companion.pipeline import AgentReport, process_vault
-from tests.conftest import write_history
+from tests.conftest import history_config, write_history
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
 SECRET_KEY = "sk-" + "A1b2C3d4" * 4
@@ -45,7 +45,7 @@ def write_log(vault: Path, texts: list[str], agent: str = "trader") -> Path:
 
 
 def config(item: str = "    - type: extract\n", before: str = "") -> str:
-    return "session_history:\n  sources:\n    - path: ./agents/{agent}/history.jsonl\n  processors:\n" + before + item
+    return history_config(before + item)
 
 
 def run(vault: Path, yaml_text: str, mode: str | None = "aggressive", **kwargs: object) -> AgentReport:

@@ -26,7 +26,7 @@ from companion.forward import shown_url
 from companion.history import serialize
 from companion.pipeline import AgentReport, process_vault
 from companion.specs import ForwardSpec
-from tests.conftest import local_http
+from tests.conftest import history_config, local_http
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
 SECRET_KEY = "sk-" + "A1b2C3d4" * 4
@@ -98,7 +98,7 @@ def write_log(vault: Path, ids_ages: list[tuple[str, float]], agent: str = "sent
 
 
 def config(processors: str) -> str:
-    return "session_history:\n  sources:\n    - path: ./agents/{agent}/history.jsonl\n  processors:\n" + processors
+    return history_config(processors)
 
 
 def webhook(url: str, extra: str = "") -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from companion.history import BadLine, Entry, find_sources, parse_lines, read_log
+from companion.history import BadLine, Entry, find_sources, read_log
 from companion.specs import SourceConfig
 
 
@@ -20,7 +20,7 @@ def test_entries_keep_every_field_and_their_exact_bytes(tmp_path: Path) -> None:
     assert log.size == len(line) + 1 and log.problems == ()
 
 
-def test_bad_lines_are_reported_with_file_and_line_and_kept() -> None:
+def test_bad_lines_are_reported_with_file_and_line_and_kept(tmp_path: Path) -> None:
     content = (
         b'{"id": "a", "ts": "2026-03-01T10:00:00+01:00", "agent": "s"}\n'
         b"not json\n"
@@ -31,7 +31,10 @@ def test_bad_lines_are_reported_with_file_and_line_and_kept() -> None:
         b'["a list"]\n'
         b'{"id": "c", "agent": "s"}\n'
     )
-    lines, size = parse_lines(content)
+    path = tmp_path / "history.jsonl"
+    path.write_bytes(content)
+    log = read_log(path, "s")
+    lines, size = log.lines, log.size
     assert size == len(content)
     assert [type(line).__name__ for line in lines] == ["Entry"] + ["BadLine"] * 7
     bad = [line for line in lines if isinstance(line, BadLine)]

@@ -21,7 +21,7 @@ from companion.history import find_sources
 from companion.pipeline import STEPS, AgentReport, process_vault
 from companion.sessionnotes import MARKDOWN_KEY, read_notes
 from companion.triggers import stat_sources
-from tests.conftest import file_tree
+from tests.conftest import file_tree, history_config
 
 # Session notes hold local time without a zone: the run's moment is local too.
 NOW = datetime(2026, 3, 22, 12).astimezone()
@@ -53,7 +53,7 @@ def sessions(vault: Path) -> list[Path]:
 
 
 def config(items: str) -> str:
-    return f"session_history:\n  sources:\n    - session_notes: sentinel\n  processors:\n{items}"
+    return history_config(items, "- session_notes: sentinel")
 
 
 KEEP_3_DAYS = "    - type: archive\n      destination: ./cold\n    - type: retain\n      max_age_days: 3\n"
@@ -231,7 +231,7 @@ def test_only_session_notes_can_be_restored(tmp_path: Path, capsys: pytest.Captu
     log = vault / "agents" / "a" / "history.jsonl"
     log.parent.mkdir(parents=True)
     log.write_text(json.dumps({"id": "x1", "ts": "2026-03-01T10:00:00+00:00", "agent": "a", "text": "hi"}) + "\n")
-    text = "session_history:\n  sources:\n    - path: ./agents/{agent}/history.jsonl\n  processors:\n" + KEEP_3_DAYS
+    text = history_config(KEEP_3_DAYS)
     (vault / ".companion").mkdir()
     (vault / ".companion" / "companion.yaml").write_text(text, encoding="utf-8")
     run(vault, text)
@@ -299,6 +299,6 @@ def test_a_deeply_nested_entry_is_a_bad_line_not_a_crash(tmp_path: Path) -> None
     log.parent.mkdir(parents=True)
     deep = "[" * 600 + "]" * 600
     log.write_text(json.dumps({"id": "x", "ts": "2026-03-01T10:00:00+00:00", "agent": "a"})[:-1] + f', "d": {deep}}}\n')
-    text = "session_history:\n  sources:\n    - path: ./agents/{agent}/history.jsonl\n  processors:\n" + KEEP_3_DAYS
+    text = history_config(KEEP_3_DAYS)
     (report,) = process_vault(tmp_path / "vault", parse_config(text), NOW)
     assert report.entries == 0 and "nested too deeply" in report.problems[0]

@@ -25,7 +25,7 @@ from companion.pipeline import AgentReport, process_vault
 from companion.processors import SummarizeProcessor
 from companion.specs import SummarizeSpec
 from companion.summarize import MARKER, SummarizeError, ask_model
-from tests.conftest import local_http, write_history
+from tests.conftest import history_config, local_http, write_history
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
 SECRET_KEY = "sk-" + "A1b2C3d4" * 4
@@ -56,7 +56,7 @@ def write_log(vault: Path, texts: list[str], agent: str = "trader") -> Path:
 
 
 def config(item: str = "    - type: summarize\n", before: str = "") -> str:
-    return "session_history:\n  sources:\n    - path: ./agents/{agent}/history.jsonl\n  processors:\n" + before + item
+    return history_config(before + item)
 
 
 def run(vault: Path, yaml_text: str, **kwargs: object) -> AgentReport:

@@ -17,7 +17,7 @@ from companion.history import parse_entry, serialize
 from companion.parse import parse_note
 from companion.pipeline import AgentReport, process_vault
 from companion.transcripts import END_MARKER, entry_key, plain_line, render_entry, turns
-from tests.conftest import file_tree, split_frontmatter
+from tests.conftest import file_tree, history_config, split_frontmatter
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
 SECRET_KEY = "sk-" + "A1b2C3d4" * 4
@@ -42,7 +42,7 @@ def write_log(vault: Path, lines: list[bytes]) -> Path:
 
 
 def config(items: str = "    - type: embed\n") -> str:
-    return "session_history:\n  sources:\n    - path: ./agents/{agent}/history.jsonl\n  processors:\n" + items
+    return history_config(items)
 
 
 def run(vault: Path, yaml_text: str, now: datetime = NOW, **kwargs: object) -> AgentReport:
