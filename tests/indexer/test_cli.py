@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write
+from tests.conftest import history_config, write
 
 
 def _companion(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -141,3 +141,11 @@ def test_doctor_shows_the_session_history_sources_lists_and_last_runs(vault: Pat
     assert out.returncode == 1 and any("lost" in e and "archive" in e for e in report["errors"])
     text = _companion("doctor", "--vault", str(vault), "--data-dir", str(data)).stdout
     assert "history   trader: log" in text and "trader (default list): redact [on_write, last never], embed" in text
+
+
+def test_a_reader_that_stops_early_is_not_an_error(vault: Path, tmp_path: Path) -> None:
+    write(vault, ".companion/companion.yaml", history_config("    - type: redact\n"))
+    write(vault, "agents/a/history.jsonl", "".join(f"not json {i}\n" for i in range(2000)))
+    command = f"{sys.executable} -m companion process --dry-run --vault {vault} --data-dir {tmp_path / 'd'} | head -1"
+    out = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.startswith("a: ") and "Traceback" not in out.stderr, out.stderr
