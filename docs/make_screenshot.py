@@ -6,16 +6,15 @@ app headless, searches, highlights the best result and saves what the terminal s
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from companion.app import CompanionApp
-from companion.cli.workspace import open_workspace
-from companion.demo import write_demo_vault
+from companion.demo.build import write_demo_vault
+from companion.tui.app import CompanionApp
+from companion.workspace import Workspace
 
 QUERY = "where are we going skiing and what is the budget?"
 
@@ -27,7 +26,7 @@ def main() -> int:
         vault = Path(tmp) / "demo-vault"
         now = datetime.now().astimezone()
         write_demo_vault(vault, now=now)
-        ws = open_workspace(argparse.Namespace(vault=str(vault), data_dir=str(Path(tmp) / "data"), chroma_url=None))
+        ws = Workspace.open(vault, data_dir=Path(tmp) / "data")
         ws.indexer().sync()
         app = CompanionApp(ws)
 

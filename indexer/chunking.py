@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from companion.notes import Note
+from companion.vault.notes import Note
 
 CHUNKER_VERSION = "1"
 """Bumped whenever chunk boundaries or texts change, so an index built by an older chunker is rebuilt."""

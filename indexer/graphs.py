@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from companion.graph import VaultGraph
-from companion.notes import Link
-from companion.parse import aliases_of
-from companion.resolve import LinkResolver
+from companion.vault.graph import VaultGraph
+from companion.vault.notes import Link
+from companion.vault.parse import aliases_of
+from companion.vault.resolve import LinkResolver
 from indexer.manifest import NoteRecord
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.errors import StoreError
-from companion.scope import COLUMN_FIELDS, Scope
+from companion.recall.scope import COLUMN_FIELDS, Scope
 from companion.sqlrows import rows_in
 
 SCHEMA_VERSION = "2"

@@ -9,11 +9,11 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from companion.candidates import Hit, NoteInfo
 from companion.config import RecallConfig
-from companion.embeddings import Embedder
-from companion.fusion import fuse
-from companion.scope import Scope, note_day
+from companion.embedding.providers import Embedder
+from companion.recall.candidates import Hit, NoteInfo
+from companion.recall.fusion import fuse
+from companion.recall.scope import Scope, note_day
 from companion.words import QUESTION_FILLER, STOPWORDS
 from indexer.manifest import Manifest, NoteRecord
 from indexer.store import VectorStore
@@ -59,7 +59,7 @@ def info_from_record(record: NoteRecord) -> NoteInfo:
 class Searcher:
     """Answers queries from a manifest and a vector store; opens the model and store on first query.
 
-    Implements `companion.candidates.NoteIndex`.
+    Implements `companion.recall.candidates.NoteIndex`.
     """
 
     def __init__(

@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from companion.embeddings import Embedder
+from companion.embedding.providers import Embedder
 from companion.errors import NoteError
-from companion.notes import FileStat, Note
-from companion.scope import note_day
-from companion.vault import ObsidianVault, valid_name
+from companion.recall.scope import note_day
+from companion.vault.notes import FileStat, Note
+from companion.vault.reader import ObsidianVault, valid_name
 from indexer.chunking import Chunk, Chunker
 from indexer.manifest import ChunkRecord, Manifest, NoteRecord
 from indexer.store import VectorStore

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,8 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
-from companion.cli.workspace import Workspace, open_workspace
-from companion.hashembed import HashEmbedder
+from companion.embedding.hashing import HashEmbedder
+from companion.embedding.providers import Embedder
+from companion.workspace import Workspace
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 KEPANO = SHARED / "vaults" / "kepano-obsidian"
@@ -41,12 +41,9 @@ def write(root: Path, rel: str, text: str) -> Path:
     return path
 
 
-def workspace(vault: Path, embedder: object | None = None, data_dir: Path | None = None) -> Workspace:
+def workspace(vault: Path, embedder: Embedder | None = None, data_dir: Path | None = None) -> Workspace:
     """A workspace on `vault` with the given embedder (the hashing one by default)."""
-    ns = argparse.Namespace(vault=str(vault), data_dir=str(data_dir) if data_dir else None, chroma_url=None)
-    ws = open_workspace(ns)
-    ws.embedder_override = embedder if embedder is not None else HashEmbedder()  # type: ignore[assignment]
-    return ws
+    return Workspace.open(vault, data_dir=data_dir, embedder=embedder if embedder is not None else HashEmbedder())
 
 
 @pytest.fixture
@@ -80,7 +77,7 @@ def history_config(processors: str, source: str = "- path: ./agents/{agent}/hist
 
 def write_history(vault: Path, texts: list[str], now: datetime, agent: str = "trader", **fields: str) -> Path:
     """An agent's `history.jsonl` with one entry per text, an hour apart, the last an hour before `now`."""
-    from companion.history import serialize
+    from companion.pipeline.history import serialize
 
     path = vault / "agents" / agent / "history.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)

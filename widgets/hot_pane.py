@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from companion.sessions import SessionSummary
+from companion.vault.sessions import SessionSummary
 from widgets.keyed_table import KeyedTable, marked
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown
 
-from companion.notes import Note
+from companion.vault.notes import Note
 
 
 class NoteView(VerticalScroll):

@@ -9,7 +9,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 
-from companion.decay import AccessStats, decay
+from companion.recall.decay import AccessStats, decay
 from companion.retention import RetentionPolicy
 
 # Step per key press: whole numbers for counts and days, small steps for multipliers.

@@ -9,8 +9,8 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 
-from companion.recalled import RecallItem
-from companion.sessions import SessionSummary
+from companion.recall.results import RecallItem
+from companion.vault.sessions import SessionSummary
 from widgets.keyed_table import KeyedTable, marked
 
 COLUMNS = ("final", "sim", "bm25", "decay", "accessed", "n", "type", "tier", "note")

@@ -15,10 +15,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from companion.audit import AuditLog
 from companion.cli.output import print_json
 from companion.cli.recallargs import parse_as_of
-from companion.coldtier import (
+from companion.config import load_config_file
+from companion.errors import ConfigError, ProcessError
+from companion.locations import config_path, vault_data_dir
+from companion.pipeline.coldtier import (
     ArchiveFile,
     ColdHit,
     ColdQuery,
@@ -28,11 +30,9 @@ from companion.coldtier import (
     search_archives,
     string_values,
 )
-from companion.config import load_config_file
-from companion.discovery import locate_vault
-from companion.errors import ConfigError, ProcessError
-from companion.locations import config_path, vault_data_dir
-from companion.sessionnotes import restore_note
+from companion.pipeline.sessionnotes import restore_note
+from companion.vault.audit import AuditLog
+from companion.vault.discovery import locate_vault
 
 _SNIPPET = 100
 """Characters of the matching value shown around the match."""

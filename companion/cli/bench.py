@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from companion.cli.output import print_json
-from companion.cli.workspace import Workspace, open_workspace
-from companion.embeddings import Embedder
-from companion.hashembed import HashEmbedder
+from companion.embedding.hashing import HashEmbedder
+from companion.embedding.providers import Embedder
+from companion.workspace import Workspace
 
 MEASURES = ("cold", "restart", "save", "recall", "batch", "tui", "tui-indexing", "process")
 
@@ -108,14 +108,11 @@ def _cpus() -> int:
 
 
 def _workspace(root: Path, embedder: Embedder | None = None) -> Workspace:
-    ns = argparse.Namespace(vault=str(root / "vault"), data_dir=str(root / "data"), chroma_url=None)
-    ws = open_workspace(ns)
-    ws.embedder_override = embedder
-    return ws
+    return Workspace.open(root / "vault", data_dir=root / "data", embedder=embedder)
 
 
 def _vault(root: Path, notes: int) -> Path:
-    from companion.synth import write_synthetic_vault
+    from companion.demo.synth import write_synthetic_vault
 
     vault = root / "vault"
     if not vault.exists():
@@ -210,7 +207,7 @@ def restart(root: Path, notes: int, embedder_name: str) -> dict[str, Any]:
 
 def save_to_searchable(root: Path, saves: int) -> dict[str, Any]:
     """With the watcher running, append a unique word to a note and time until recall returns it."""
-    from companion.synth import append_paragraph
+    from companion.demo.synth import append_paragraph
     from indexer.manifest import Manifest
     from indexer.search import Searcher
     from indexer.sync import index_data_paths
@@ -283,8 +280,8 @@ def recall(root: Path, notes: int, queries: int, embedder_name: str, query_embed
     graph signal, decay and explanations. With `query_embedder=minilm` the questions are embedded by the real
     model even when the index was filled with the hashing one, so the model's per-query cost is included.
     """
-    from companion.embeddings import MiniLMEmbedder
-    from companion.recall import Recall
+    from companion.embedding.providers import MiniLMEmbedder
+    from companion.recall.engine import Recall
     from indexer.search import Searcher
 
     _vault(root, notes)
@@ -365,8 +362,8 @@ def serving_memory(root: Path, queries: int) -> dict[str, Any]:
 
 def _serve(root: Path, queries: int) -> dict[str, Any]:
     """The child of `serving_memory`: open, answer, report peak and current resident memory in MB."""
-    from companion.embeddings import MiniLMEmbedder
-    from companion.recall import Recall
+    from companion.embedding.providers import MiniLMEmbedder
+    from companion.recall.engine import Recall
     from indexer.search import Searcher
 
     def resident_mb(field: str = "VmRSS:") -> float:
@@ -450,7 +447,7 @@ def tui(root: Path, notes: int, embedder_name: str, changes: int = 20) -> dict[s
     from a knob's message to both panes refilled under the new policy."""
     import asyncio
 
-    from companion.app import CompanionApp
+    from companion.tui.app import CompanionApp
     from widgets.policy_knobs import PolicyKnobs
 
     _vault(root, notes)
@@ -499,8 +496,8 @@ def tui_while_indexing(root: Path, incoming: int, base: int = 200) -> dict[str, 
     loop runs, how long a knob press takes to refill both panes, and how long a search takes to show results."""
     import asyncio
 
-    from companion.app import CompanionApp
-    from companion.synth import write_synthetic_vault
+    from companion.demo.synth import write_synthetic_vault
+    from companion.tui.app import CompanionApp
     from widgets.policy_knobs import PolicyKnobs
 
     _vault(root, base)

@@ -7,13 +7,13 @@ from typing import Any
 
 from companion.cli.output import print_json
 from companion.cli.recallargs import add_record_argument, add_scope_arguments, parse_as_of, scope_from_args, sync_first
-from companion.cli.workspace import add_vault_arguments, open_workspace
-from companion.context import AssembledContext, Piece, assemble
+from companion.cli.vaultargs import add_vault_arguments, open_workspace
+from companion.embedding.tokens import TokenCounter
 from companion.errors import ConfigError
-from companion.recall import Recall
-from companion.recalled import RecalledContext
-from companion.temporal import summarise
-from companion.tokens import TokenCounter
+from companion.recall.context import AssembledContext, Piece, assemble
+from companion.recall.engine import Recall
+from companion.recall.results import RecalledContext
+from companion.recall.temporal import summarise
 
 MIN_RELEVANCE = 0.1
 """Related notes below this relevance (of 1) stay out of a context, whatever room is left."""

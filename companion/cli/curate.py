@@ -15,13 +15,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from companion.audit import AuditEntry, AuditLog
 from companion.cli.output import print_json
-from companion.cli.workspace import Workspace, add_vault_arguments, open_workspace
-from companion.curation import Curator, Plan, PlannedWrite
+from companion.cli.vaultargs import add_vault_arguments, open_workspace
+from companion.curation.curator import Curator, Plan, PlannedWrite
 from companion.errors import ConfigError, CurationError, NotConfirmedError
 from companion.locations import data_root
-from companion.parse import title_of
+from companion.vault.audit import AuditEntry, AuditLog
+from companion.vault.parse import title_of
+from companion.workspace import Workspace
 
 ACTIONS = ("pin", "unpin", "tag", "type", "archive", "delete", "merge")
 """What `companion curate` can do, in the order its help lists them."""

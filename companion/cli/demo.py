@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from companion.cli.output import ProgressBar, print_json
-from companion.cli.workspace import open_workspace
 from companion.locations import data_root
+from companion.workspace import Workspace
 from indexer.lock import WriterLock
 
 SAMPLE_QUERIES = (
@@ -32,12 +32,11 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write (or refresh) the demo vault, index it incrementally, print sample recalls."""
-    from companion.demo import write_demo_vault
+    from companion.demo.build import write_demo_vault
 
     dest = Path(args.dir) if args.dir else data_root(args.data_dir) / "demo-vault"
     summary = write_demo_vault(dest, now=datetime.now().astimezone())
-    ns = argparse.Namespace(vault=str(dest), data_dir=args.data_dir, chroma_url=None)
-    ws = open_workspace(ns)
+    ws = Workspace.open(dest, data_dir=args.data_dir)
     try:
         with WriterLock(ws.data_dir):
             bar = None if args.json else ProgressBar("indexing demo vault")
@@ -80,9 +79,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nTry:  companion recall --vault {dest} --explain 'what is the running plan?'")
     if args.no_tui or not (sys.stdin.isatty() and sys.stdout.isatty()):
         return 0
-    from companion.app import CompanionApp  # Textual is imported only when the app runs
+    from companion.tui.app import CompanionApp  # Textual is imported only when the app runs
 
-    ws = open_workspace(ns)
+    ws = Workspace.open(dest, data_dir=args.data_dir)
     try:
         return int(CompanionApp(ws).run() or 0)
     finally:

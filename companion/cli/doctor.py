@@ -7,12 +7,13 @@ import argparse
 from typing import Any
 
 from companion.cli.output import print_json
-from companion.cli.workspace import Workspace, add_vault_arguments, open_workspace
+from companion.cli.vaultargs import add_vault_arguments, open_workspace
 from companion.errors import CompanionError
-from companion.history import find_sources
 from companion.locations import config_path, models_dir
-from companion.pipeline import plan_for
-from companion.triggers import TriggerState, processor_key
+from companion.pipeline.history import find_sources
+from companion.pipeline.run import plan_for
+from companion.pipeline.triggers import TriggerState, processor_key
+from companion.workspace import Workspace
 from indexer.lock import WriterLock
 
 

@@ -6,9 +6,9 @@ import argparse
 from typing import Any
 
 from companion.cli.output import print_json
-from companion.cli.workspace import add_vault_arguments, open_workspace
+from companion.cli.vaultargs import add_vault_arguments, open_workspace
 from companion.errors import VaultError
-from companion.vault import ObsidianVault
+from companion.vault.reader import ObsidianVault
 
 
 def register(sub: Any) -> None:

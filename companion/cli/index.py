@@ -12,13 +12,14 @@ from datetime import datetime
 from types import FrameType
 from typing import Any
 
-from companion.cli.autoprocess import INTERVAL_S, AutoProcessor
 from companion.cli.output import ProgressBar, print_json
-from companion.cli.workspace import Workspace, add_vault_arguments, open_workspace
+from companion.cli.vaultargs import add_vault_arguments, open_workspace
 from companion.errors import CompanionError
 from companion.locations import config_path
-from companion.pipeline import AgentReport
-from companion.triggers import Due
+from companion.pipeline.autorun import INTERVAL_S, AutoProcessor
+from companion.pipeline.run import AgentReport
+from companion.pipeline.triggers import Due
+from companion.workspace import Workspace
 from indexer.lock import WriterLock
 from indexer.sync import Indexer, IndexReport
 

@@ -16,16 +16,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from companion.audit import AuditLog
 from companion.cli.output import print_json
 from companion.cli.recallargs import parse_as_of
-from companion.cli.workspace import Workspace, add_vault_arguments
-from companion.config import load_config, load_config_file
-from companion.discovery import VaultLocation, locate_vault
+from companion.cli.vaultargs import add_vault_arguments
+from companion.config import load_config_file
 from companion.errors import IndexLockedError
 from companion.locations import config_path, vault_data_dir
-from companion.pipeline import AgentReport, process_vault
-from companion.vaultpaths import inside_vault, vault_relative
+from companion.pipeline.run import AgentReport, process_vault
+from companion.vault.audit import AuditLog
+from companion.vault.discovery import locate_vault
+from companion.vault.paths import inside_vault, vault_relative
+from companion.workspace import Workspace
 from indexer.lock import WriterLock
 
 
@@ -71,7 +72,9 @@ def run(args: argparse.Namespace) -> int:
         state_dir=data_dir / "forward",
     )
     written = [path for r in reports for path in r.embedded]
-    indexed = None if args.no_index or not written else index_notes(location, data_dir, args.chroma_url, written)
+    indexed = None
+    if written and not args.no_index:
+        indexed = index_notes(Workspace.open(root, data_dir=args.data_dir, chroma_url=args.chroma_url), written)
     if args.json:
         out = {"as_of": now.isoformat(), "dry_run": args.dry_run, "agents": [_json(r) for r in reports]}
         print_json({**out, "indexed": indexed})
@@ -85,15 +88,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def index_notes(location: VaultLocation, data_dir: Path, chroma_url: str | None, paths: list[Path]) -> dict[str, Any]:
+def index_notes(ws: Workspace, paths: list[Path]) -> dict[str, Any]:
     """Embed the history notes a run wrote, now, so recall finds them; a running watcher does it instead."""
-    config = load_config(location.path)
-    url = chroma_url or config.store.chroma_url
-    ws = Workspace(location=location, config=config, data_dir=data_dir, chroma_url=url)
     # The pipeline writes history notes only inside the vault; anything else is left to `companion index`.
-    relative = [vault_relative(location.path, p) for p in paths if inside_vault(location.path, p)]
+    relative = [vault_relative(ws.root, p) for p in paths if inside_vault(ws.root, p)]
     try:
-        with WriterLock(data_dir):
+        with WriterLock(ws.data_dir):
             report = ws.indexer().update(relative)
     except IndexLockedError:
         held = "the running indexer (`companion index --watch` or the app) indexes them"

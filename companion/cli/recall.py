@@ -25,11 +25,11 @@ from companion.cli.recallargs import (
     sync_first,
     temporal_json,
 )
-from companion.cli.workspace import add_vault_arguments, open_workspace
+from companion.cli.vaultargs import add_vault_arguments, open_workspace
 from companion.errors import CompanionError, ConfigError
-from companion.recall import Recall
-from companion.recalled import RecalledContext
-from companion.scope import Scope, where_from_mapping
+from companion.recall.engine import Recall
+from companion.recall.results import RecalledContext
+from companion.recall.scope import Scope, where_from_mapping
 
 
 def register(sub: Any) -> None:

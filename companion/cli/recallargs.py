@@ -10,12 +10,12 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from companion.cli.output import ProgressBar
-from companion.cli.workspace import Workspace
 from companion.errors import ConfigError
-from companion.recalled import RecallItem
-from companion.scope import Scope, parse_day, parse_where
-from companion.sessions import SessionSummary
-from companion.temporal import TemporalItem
+from companion.recall.results import RecallItem
+from companion.recall.scope import Scope, parse_day, parse_where
+from companion.recall.temporal import TemporalItem
+from companion.vault.sessions import SessionSummary
+from companion.workspace import Workspace
 
 
 def add_scope_arguments(parser: argparse.ArgumentParser) -> None:

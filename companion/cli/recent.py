@@ -7,7 +7,7 @@ from typing import Any
 
 from companion.cli.output import print_json
 from companion.cli.recallargs import add_scope_arguments, parse_as_of, scope_from_args, sync_first, temporal_json
-from companion.cli.workspace import add_vault_arguments, open_workspace
+from companion.cli.vaultargs import add_vault_arguments, open_workspace
 from companion.errors import ConfigError
 
 MAX_HOURS = 24 * 3660

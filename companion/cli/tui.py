@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from companion.cli.recallargs import parse_as_of
-from companion.cli.workspace import add_vault_arguments, open_workspace
+from companion.cli.vaultargs import add_vault_arguments, open_workspace
 
 
 def register(sub: Any) -> None:
@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Open the app; returns its exit code."""
-    from companion.app import CompanionApp  # Textual is imported only when the app runs
+    from companion.tui.app import CompanionApp  # Textual is imported only when the app runs
 
     as_of = parse_as_of(args.as_of)
     ws = open_workspace(args)

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from companion.embeddings import MiniLMEmbedder
-from companion.parse import parse_note
+from companion.embedding.providers import MiniLMEmbedder
+from companion.vault.parse import parse_note
 from indexer.chunking import Chunker
 
 

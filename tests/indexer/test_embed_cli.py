@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from companion.cli import main
-from companion.history import serialize
 from companion.locations import vault_data_dir
+from companion.pipeline.history import serialize
 from indexer.lock import WriterLock
 from tests.conftest import history_config
 

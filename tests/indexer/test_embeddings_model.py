@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from companion.embeddings import Embedder, MiniLMEmbedder
+from companion.embedding.providers import Embedder, MiniLMEmbedder
 from companion.errors import ModelError
 
 pytestmark = pytest.mark.model

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.hashembed import HashEmbedder
+from companion.embedding.hashing import HashEmbedder
 from tests.conftest import workspace, write
 
 NOTES = 2000

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from companion.cli import main
-from companion.history import serialize
+from companion.pipeline.history import serialize
 from tests.conftest import file_tree
 
 CONFIG = """session_history:

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from companion.cli.workspace import Workspace
-from companion.recall import Recall
-from companion.recalled import RecalledContext
+from companion.recall.engine import Recall
+from companion.recall.results import RecalledContext
+from companion.recall.scope import Scope
 from companion.retention import RetentionPolicy
-from companion.scope import Scope
+from companion.workspace import Workspace
 from tests.conftest import file_tree, workspace, write
 
 NOW = dt.datetime(2026, 11, 22, 18, 0)
@@ -360,8 +360,8 @@ def test_kept_sessions_follow_new_summaries_and_a_changed_index(fresh: tuple[Pat
 
 
 def test_a_pinned_note_keeps_the_ceiling_and_an_archived_one_leaves_recall(fresh: tuple[Path, Workspace]) -> None:
-    from companion.audit import AuditLog
-    from companion.curation import Curator
+    from companion.curation.curator import Curator
+    from companion.vault.audit import AuditLog
 
     root, ws = fresh
     curator = Curator(root, AuditLog(ws.data_dir), source="test")

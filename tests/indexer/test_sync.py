@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from companion.cli.workspace import Workspace
-from companion.hashembed import HashEmbedder
+from companion.embedding.hashing import HashEmbedder
+from companion.workspace import Workspace
 from indexer.sync import Indexer
 from tests.conftest import workspace, write
 

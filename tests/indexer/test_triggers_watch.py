@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.history import serialize
+from companion.pipeline.history import serialize
 from tests.conftest import write
 
 CONFIG = """embedding:

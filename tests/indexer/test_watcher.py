@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.cli.workspace import Workspace
+from companion.workspace import Workspace
 from indexer.sync import IndexReport
 from indexer.watcher import watch
 from tests.conftest import workspace, write

@@ -11,9 +11,9 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from companion.app import CompanionApp
-from companion.cli.workspace import Workspace
 from companion.config import load_config
+from companion.tui.app import CompanionApp
+from companion.workspace import Workspace
 from tests.conftest import file_tree, workspace
 from tests.indexer.test_recall import NOW, conversation_path, write_vault
 from widgets.confirm import ConfirmDialog
@@ -416,8 +416,8 @@ def test_an_index_change_refreshes_the_open_note_without_counting_an_access(ws: 
 
 
 def test_undoing_a_curation_from_another_session_asks_first(ws: Workspace) -> None:
-    from companion.audit import AuditLog
-    from companion.curation import Curator
+    from companion.curation.curator import Curator
+    from companion.vault.audit import AuditLog
 
     before = file_tree(ws.root)
     cli = Curator(ws.root, AuditLog(ws.data_dir), source="cli")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from companion.access import AccessLog
-from companion.decay import AccessStats
 from companion.errors import StoreError
+from companion.recall.access import AccessLog
+from companion.recall.decay import AccessStats
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 

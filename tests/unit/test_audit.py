@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from companion.audit import AuditEntry, AuditLog, FileChange, sha256_hex
 from companion.errors import CurationError
+from companion.vault.audit import AuditEntry, AuditLog, FileChange, sha256_hex
 
 
 def change(path: str, before: bytes | None, after: bytes | None) -> FileChange:

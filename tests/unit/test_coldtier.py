@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from companion.cli import main
-from companion.coldtier import ColdQuery, archive_roots, list_archives, search_archives
 from companion.config import parse_config
-from companion.history import serialize
-from companion.pipeline import process_vault
+from companion.pipeline.coldtier import ColdQuery, archive_roots, list_archives, search_archives
+from companion.pipeline.history import serialize
+from companion.pipeline.run import process_vault
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
 

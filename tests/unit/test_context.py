@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companion.context import AssembledContext, ContextError, Piece, PieceKind, assemble, render
-from companion.tokens import TokenCounter
+from companion.embedding.tokens import TokenCounter
+from companion.recall.context import AssembledContext, ContextError, Piece, PieceKind, assemble, render
 
 SECTIONS: tuple[PieceKind, ...] = ("policy", "instruction", "message", "summary", "recent", "entity", "turn")
 TRIMMED: tuple[PieceKind, ...] = ("turn", "entity", "recent", "summary")

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from companion.audit import AuditLog
-from companion.curation import CurationError, Curator, Plan, obsidian_uri
+from companion.curation.curator import CurationError, Curator, Plan, obsidian_uri
 from companion.errors import CompanionError
-from companion.parse import parse_note
+from companion.vault.audit import AuditLog
+from companion.vault.parse import parse_note
 from tests.conftest import file_tree
 
 KEEP = """---
@@ -570,7 +570,7 @@ def test_unsafe_or_unusable_paths_are_refused(vault: Path, data: Path, tmp_path:
 
 
 def test_a_hand_made_plan_cannot_write_outside_the_vault(vault: Path, data: Path, tmp_path: Path) -> None:
-    from companion.curation import PlannedWrite
+    from companion.curation.curator import PlannedWrite
 
     cur = curator(vault, data)
     for path in ("../escape.md", "/tmp/escape.md"):

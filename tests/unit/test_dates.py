@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from companion.dates import DateRange, find_date_range
+from companion.recall.dates import DateRange, find_date_range
 
 NOV = datetime(2026, 11, 22, 15, 0)  # a Sunday
 FEB = datetime(2026, 2, 10, 9, 0)  # a Tuesday, early in the year: month names roll back to 2025

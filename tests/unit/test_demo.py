@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from companion.demo import MARKER, DemoSummary, is_demo_vault, write_demo_vault
-from companion.demo_content import DANGLING_LINK
+from companion.demo.build import MARKER, DemoSummary, is_demo_vault, write_demo_vault
+from companion.demo.content import DANGLING_LINK
 from companion.errors import VaultError
-from companion.notes import MEMORY_TYPES
-from companion.parse import parse_note
+from companion.vault.notes import MEMORY_TYPES
+from companion.vault.parse import parse_note
 from tests.conftest import file_tree, split_frontmatter
 
 NOW = datetime(2026, 3, 1, 9, 30, 0)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from companion.discovery import locate_vault
 from companion.errors import VaultError
+from companion.vault.discovery import locate_vault
 
 
 def make_vault(path: Path, dot_obsidian: bool = True) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from companion.evaluate import CUTOFFS, Judged, Scores, by_label, score
+from companion.recall.evaluate import CUTOFFS, Judged, Scores, by_label, score
 
 
 def _judged(ranked: str, evidence: str, label: str = "-", id_: str = "q") -> Judged:

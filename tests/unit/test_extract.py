@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from companion.audit import AuditLog
 from companion.config import parse_config
 from companion.errors import ConfigError
-from companion.extract import classify, make_title
-from companion.history import serialize
-from companion.pipeline import AgentReport, process_vault
+from companion.pipeline.extract import classify, make_title
+from companion.pipeline.history import serialize
+from companion.pipeline.run import AgentReport, process_vault
+from companion.vault.audit import AuditLog
 from tests.conftest import history_config, write_history
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)

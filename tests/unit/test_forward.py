@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from companion import forward as forward_module
-from companion.audit import AuditLog
 from companion.cli import main
 from companion.config import parse_config
 from companion.errors import ConfigError
-from companion.forward import shown_url
-from companion.history import serialize
-from companion.pipeline import AgentReport, process_vault
+from companion.pipeline import forward as forward_module
+from companion.pipeline.forward import shown_url
+from companion.pipeline.history import serialize
+from companion.pipeline.run import AgentReport, process_vault
 from companion.specs import ForwardSpec
+from companion.vault.audit import AuditLog
 from tests.conftest import history_config, local_http
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)

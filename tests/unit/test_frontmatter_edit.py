@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from companion.errors import CurationError
-from companion.frontmatter_edit import properties, remove_field, scalar, set_field, split_body
-from companion.parse import parse_note
+from companion.vault.frontmatter_edit import properties, remove_field, scalar, set_field, split_body
+from companion.vault.parse import parse_note
 from tests.unit.test_parse_properties import YAMLISH
 
 NOTE = """---

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from companion.history import BadLine, Entry, find_sources, read_log
+from companion.pipeline.history import BadLine, Entry, find_sources, read_log
 from companion.specs import SourceConfig
 
 

@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from companion.hot import local_moment, partition_hot, window_start
 from companion.retention import RetentionPolicy
-from companion.sessions import SessionSummary
+from companion.vault.hot import local_moment, partition_hot, window_start
+from companion.vault.sessions import SessionSummary
 
 NOW = datetime(2026, 3, 10, 15, 0)
 POLICY = RetentionPolicy()

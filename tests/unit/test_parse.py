@@ -8,8 +8,8 @@ import json
 import pytest
 
 from companion.errors import NoteError
-from companion.notes import Heading, Link
-from companion.parse import (
+from companion.vault.notes import Heading, Link
+from companion.vault.parse import (
     MAX_ALIASES,
     KindRules,
     classify,

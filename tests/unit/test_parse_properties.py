@@ -6,8 +6,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from companion.errors import NoteError
-from companion.links import extract
-from companion.parse import parse_note
+from companion.vault.links import extract
+from companion.vault.parse import parse_note
 
 # Characters and tokens that steer PyYAML into its odd corners: explicit tags, anchors, merges,
 # sets.

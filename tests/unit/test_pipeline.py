@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from companion.audit import AuditLog, sha256_hex
 from companion.config import CompanionConfig, parse_config
 from companion.errors import ConfigError
-from companion.history import serialize
-from companion.pipeline import STEPS, process_vault
+from companion.pipeline.history import serialize
+from companion.pipeline.run import STEPS, process_vault
+from companion.vault.audit import AuditLog, sha256_hex
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
 

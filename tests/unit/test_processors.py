@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from companion.history import Entry, parse_entry, serialize
-from companion.processors import ArchiveProcessor, Redactor, RedactProcessor, RetainProcessor
+from companion.pipeline.history import Entry, parse_entry, serialize
+from companion.pipeline.processors import ArchiveProcessor, Redactor, RedactProcessor, RetainProcessor
 from companion.specs import ArchiveSpec, RedactSpec, RetainSpec
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
@@ -107,7 +107,7 @@ def test_configured_patterns_and_nested_values() -> None:
 def test_long_texts_and_the_quick_checks_redact_exactly_what_the_patterns_find() -> None:
     # Each kind's quick substring check must never skip a text its pattern matches: compare with the bare patterns,
     # on short texts and on long ones (which are also cached), with the secrets in other letter cases too.
-    from companion.processors import _KINDS, _replacement
+    from companion.pipeline.processors import _KINDS, _replacement
 
     def bare(text: str) -> str:
         for kind, pattern in _KINDS:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from companion.resolve import LinkResolver
+from companion.vault.resolve import LinkResolver
 
 FILES = [
     "Home.md",

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from companion.config import CompanionConfig, load_config, save_config
-from companion.decay import AccessStats, decay
 from companion.errors import ConfigError
+from companion.recall.decay import AccessStats, decay
 from companion.retention import RetentionPolicy
 from tests.conftest import write
 

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from companion.audit import AuditLog
 from companion.cli import main
 from companion.config import parse_config
 from companion.errors import ConfigError
-from companion.history import find_sources
-from companion.pipeline import STEPS, AgentReport, process_vault
-from companion.sessionnotes import MARKDOWN_KEY, read_notes
-from companion.triggers import stat_sources
+from companion.pipeline.history import find_sources
+from companion.pipeline.run import STEPS, AgentReport, process_vault
+from companion.pipeline.sessionnotes import MARKDOWN_KEY, read_notes
+from companion.pipeline.triggers import stat_sources
+from companion.vault.audit import AuditLog
 from tests.conftest import file_tree, history_config
 
 # Session notes hold local time without a zone: the run's moment is local too.

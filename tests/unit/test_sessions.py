@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from companion.config import CompanionConfig, SessionsConfig
-from companion.parse import parse_note
-from companion.sessions import SessionSummary, read_session, session_datetime
-from companion.vault import ObsidianVault
+from companion.vault.parse import parse_note
+from companion.vault.reader import ObsidianVault
+from companion.vault.sessions import SessionSummary, read_session, session_datetime
 
 
 def write(root: Path, rel: str, text: str) -> None:

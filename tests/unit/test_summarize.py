@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from companion.audit import AuditLog
 from companion.cli import main
 from companion.config import parse_config
 from companion.errors import ConfigError, ProcessError
-from companion.history import parse_entry
-from companion.parse import parse_note
-from companion.pipeline import AgentReport, process_vault
-from companion.processors import SummarizeProcessor
+from companion.pipeline.history import parse_entry
+from companion.pipeline.processors import SummarizeProcessor
+from companion.pipeline.run import AgentReport, process_vault
+from companion.pipeline.summarize import MARKER, SummarizeError, ask_model
 from companion.specs import SummarizeSpec
-from companion.summarize import MARKER, SummarizeError, ask_model
+from companion.vault.audit import AuditLog
+from companion.vault.parse import parse_note
 from tests.conftest import history_config, local_http, write_history
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)

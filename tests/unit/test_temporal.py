@@ -6,8 +6,8 @@ from datetime import datetime
 
 import pytest
 
-from companion.sessions import SessionSummary
-from companion.temporal import TemporalItem, is_recap, recap_boost, recent_items, summarise, temporal_recency
+from companion.recall.temporal import TemporalItem, is_recap, recap_boost, recent_items, summarise, temporal_recency
+from companion.vault.sessions import SessionSummary
 
 NOW = datetime(2026, 3, 10, 15, 0)
 

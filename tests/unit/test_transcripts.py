@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from companion.audit import AuditLog
 from companion.config import parse_config
 from companion.errors import ConfigError
-from companion.history import parse_entry, serialize
-from companion.parse import parse_note
-from companion.pipeline import AgentReport, process_vault
-from companion.transcripts import END_MARKER, entry_key, plain_line, render_entry, turns
+from companion.pipeline.history import parse_entry, serialize
+from companion.pipeline.run import AgentReport, process_vault
+from companion.pipeline.transcripts import END_MARKER, entry_key, plain_line, render_entry, turns
+from companion.vault.audit import AuditLog
+from companion.vault.parse import parse_note
 from tests.conftest import file_tree, history_config, split_frontmatter
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from companion.cli.autoprocess import AutoProcessor
 from companion.config import CompanionConfig
-from companion.history import serialize
-from companion.pipeline import AgentReport, process_vault
+from companion.pipeline.autorun import AutoProcessor
+from companion.pipeline.history import serialize
+from companion.pipeline.run import AgentReport, process_vault
+from companion.pipeline.triggers import STATE_FILE, Due, FileStat, Run, TriggerState, due_agents, is_due, recorded_files
 from companion.specs import AgentConfig, ArchiveSpec, RetainSpec, SessionHistoryConfig, SourceConfig
-from companion.triggers import STATE_FILE, Due, FileStat, Run, TriggerState, due_agents, is_due, recorded_files
 
 T0 = datetime(2026, 3, 22, 12, 0, tzinfo=UTC)
 PARIS_WINTER = timezone(timedelta(hours=1))
@@ -222,7 +222,7 @@ def test_a_failing_run_is_reported_and_retried_later(tmp_path: Path, monkeypatch
     def broken(*args: object, **kwargs: object) -> list[AgentReport]:
         raise OSError("disk full")
 
-    monkeypatch.setattr("companion.cli.autoprocess.process_vault", broken)
+    monkeypatch.setattr("companion.pipeline.autorun.process_vault", broken)
     auto = AutoProcessor(
         vault,
         config,
@@ -271,7 +271,7 @@ def test_an_append_right_after_a_run_makes_the_next_check_run_again(
                 handle.write(appends.pop(0))
         return reports
 
-    monkeypatch.setattr("companion.cli.autoprocess.process_vault", then_append)
+    monkeypatch.setattr("companion.pipeline.autorun.process_vault", then_append)
     now = [T0]
     auto = AutoProcessor(vault, config, data, clock=lambda: now[0], on_run=lambda d, r: None, on_error=_fail)
     assert [d.agent for d in auto.check()] == ["sentinel"]  # drops sentinel-1 and rewrites the log
@@ -300,7 +300,7 @@ def test_an_entry_appended_while_a_run_rewrites_the_log_is_processed_next_check(
     def appending(*args: object, **kwargs: object) -> list[AgentReport]:
         return process_vault(*args, fail_at=append_at, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("companion.cli.autoprocess.process_vault", appending)
+    monkeypatch.setattr("companion.pipeline.autorun.process_vault", appending)
     now = [T0]
     runs: list[AgentReport] = []
     auto = AutoProcessor(vault, config, data, clock=lambda: now[0], on_run=lambda d, r: runs.extend(r), on_error=_fail)

@@ -14,7 +14,7 @@ import pytest
 
 from companion.config import CompanionConfig, IndexConfig
 from companion.errors import NoteError, VaultError
-from companion.vault import ObsidianVault
+from companion.vault.reader import ObsidianVault
 
 
 def write(root: Path, rel: str, text: str = "") -> Path:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from companion import yamlsafe
-from companion.demo import write_demo_vault
+from companion.demo.build import write_demo_vault
+from companion.vault import yamlsafe
 from tests.conftest import KEPANO
 
 FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)

@@ -1,0 +1,680 @@
+"""Curating the vault: pin, retag, retype, archive, delete and merge notes, each one undoable.
+
+Every curation is planned first and applied second. Planning only reads: it returns a `Plan` with a summary for a
+confirmation and the exact bytes each file will get, together with the digest of the bytes it was computed from.
+`Curator.apply` refuses a plan when any of those files changed since (Obsidian saved, the agent wrote), so a
+confirmation never applies to a note the user has not seen. Before anything is written, the audit log keeps a copy of
+every file's bytes before and after, which is what `Curator.undo` restores from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import re
+import stat
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from companion.atomic import make_folders, remove_durably, write_atomic
+from companion.config import CompanionConfig
+from companion.curation.relink import rewrite_lines, rewrite_string
+from companion.errors import CurationError, NoteError
+from companion.folderlock import folder_lock
+from companion.vault.audit import AuditEntry, AuditLog, FileChange, sha256_hex
+from companion.vault.frontmatter_edit import line_ending, properties, remove_field, set_field, split_body
+from companion.vault.links import frontmatter_tags, merge_tags
+from companion.vault.notes import Note
+from companion.vault.parse import parse_note, title_of
+from companion.vault.reader import ObsidianVault, _inside, _unsafe_reason, valid_name
+from companion.vault.resolve import LinkResolver
+
+__all__ = ["CurationError", "Curator", "Plan", "PlannedWrite", "obsidian_uri"]
+
+TRASH_FOLDER = ".trash"
+"""Obsidian's vault-local trash folder."""
+
+_TAG = re.compile(r"[\w/-]+")
+_TRASH_OPTIONS = ("system", "local", "none")
+
+
+@dataclass(frozen=True)
+class PlannedWrite:
+    """One file a plan writes or removes."""
+
+    path: str
+    """Vault-relative POSIX path."""
+    expected: str | None
+    """SHA-256 of the bytes the plan was computed from; None when the file must not exist yet."""
+    content: bytes | None
+    """The new bytes; None to remove the file."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a curation will do, computed from the vault as it was; nothing is written until `Curator.apply`."""
+
+    action: str
+    """`pin`, `unpin`, `tag`, `type`, `archive`, `delete` or `merge`."""
+    summary: str
+    """One line saying what will happen, for a confirmation (and later the audit log)."""
+    destructive: bool
+    """True for curations that move or remove notes (delete, merge, archive): ask before applying."""
+    writes: tuple[PlannedWrite, ...]
+    """Every file written or removed; empty when there is nothing to change."""
+
+    @property
+    def changes_nothing(self) -> bool:
+        """True when applying would change no file (the note is already as asked)."""
+        return not self.writes
+
+
+class Curator:
+    """Plans curations of one vault, applies them with an audit trail, and undoes them."""
+
+    def __init__(
+        self,
+        vault_root: Path,
+        audit: AuditLog,
+        *,
+        source: str,
+        read_only: bool = False,
+        archive_folder: str = "archive",
+    ) -> None:
+        """Curate the vault at `vault_root`, recording to `audit` as `source` (`app`, `cli`).
+
+        In read-only mode plans can still be made, but `apply` and `undo` refuse and nothing is ever written.
+        """
+        root = vault_root.expanduser()
+        if not root.is_dir():
+            raise CurationError(f"{root}: not a folder; point --vault or AGENT_VAULT_PATH at a vault")
+        self.root = root.resolve()
+        """The vault's absolute, symlink-free root."""
+        self.audit = audit
+        """Where applied curations are recorded."""
+        self.source = source
+        """Who the audit entries name as having made the change."""
+        self.read_only = read_only
+        """When set, `apply` and `undo` refuse."""
+        folder = archive_folder.strip().strip("/")
+        reason = _unsafe_reason(folder) or (None if posixpath.normpath(folder) == folder else "is not a plain path")
+        if reason is not None:
+            raise CurationError(f"the archive folder {archive_folder!r} {reason}; choose a folder inside the vault")
+        self.archive_folder = folder
+        """Vault-relative folder that archived notes move into, keeping their relative path."""
+        self._lock = threading.Lock()
+
+    # -- frontmatter curations
+    # ---------------------------------------------------------------------------------------------------------
+
+    def plan_pin(self, path: str, pinned: bool = True) -> Plan:
+        """Pin a note (`pinned: true` in its frontmatter) or unpin it (the property is removed)."""
+        if pinned:
+            return self._edit_plan("pin", path, f"Pin {path}", lambda text: set_field(text, "pinned", True, path=path))
+        return self._edit_plan("unpin", path, f"Unpin {path}", lambda text: remove_field(text, "pinned", path=path))
+
+    def plan_tags(self, path: str, tags: Sequence[str]) -> Plan:
+        """Replace a note's `tags` property; an empty list removes it. Tags in the body are left alone.
+
+        Tags are given without `#` (a leading `#` is dropped), must be Obsidian tags (letters, digits, `_`, `-`,
+        `/` for nesting, not only digits) and are de-duplicated case-insensitively. A legacy `tag` property (or a
+        `Tags` spelled differently) is folded into `tags`, as Obsidian reads them all as one.
+        """
+        clean = _clean_tags(tags)
+
+        def edit(text: str) -> str:
+            for key in properties(text, path):
+                if key.lower() in ("tags", "tag") and key != "tags":
+                    text = remove_field(text, key, path=path)
+            return set_field(text, "tags", clean, path=path) if clean else remove_field(text, "tags", path=path)
+
+        shown = " ".join(f"#{tag}" for tag in clean)
+        summary = f"Set the tags of {path} to {shown}" if clean else f"Remove the tags of {path}"
+        return self._edit_plan("tag", path, summary, edit)
+
+    def plan_type(self, path: str, note_type: str) -> Plan:
+        """Set a note's `type` property (`fact`, `entity`, `experience`, `belief`, `reflection`, `recipe`, …)."""
+        value = note_type.strip() if isinstance(note_type, str) else ""
+        if not value or "\n" in value or "\r" in value:
+            raise CurationError(f"{path}: the type must be one line of text, not {note_type!r}")
+        return self._edit_plan(
+            "type", path, f"Set the type of {path} to {value}", lambda text: set_field(text, "type", value, path=path)
+        )
+
+    def _edit_plan(self, action: str, path: str, summary: str, edit: Callable[[str], str]) -> Plan:
+        rel = self._note_path(path)
+        raw = self._read(rel)
+        text = _decode(rel, raw)
+        new = edit(text)
+        if new == text:
+            return Plan(action, f"{summary}: already so, nothing to change", False, ())
+        return Plan(action, summary, False, (PlannedWrite(rel, sha256_hex(raw), new.encode("utf-8")),))
+
+    # -- moving notes
+    # ---------------------------------------------------------------------------------------------------------
+
+    def plan_archive(self, path: str) -> Plan:
+        """Move a note to `<archive folder>/<its path>`; refused when it is archived already or the place is taken."""
+        rel = self._note_path(path)
+        if rel.casefold().startswith(self.archive_folder.casefold() + "/"):
+            raise CurationError(f"{rel}: already in the archive folder '{self.archive_folder}/'; nothing to do")
+        raw = self._read(rel)
+        destination = f"{self.archive_folder}/{rel}"
+        if self._state(destination) is not None:
+            raise CurationError(
+                f"{destination}: already exists, so {rel} cannot be archived there; rename or remove one of them first"
+            )
+        writes = (PlannedWrite(destination, None, raw), PlannedWrite(rel, sha256_hex(raw), None))
+        return Plan("archive", f"Archive {rel}: move it to {destination}", True, writes)
+
+    def trash_option(self) -> str:
+        """The vault's `trashOption` from `.obsidian/app.json`: `system` (also when unset or unreadable), `local`
+        or `none`."""
+        try:
+            data = json.loads((self.root / ".obsidian" / "app.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return "system"
+        option = data.get("trashOption") if isinstance(data, dict) else None
+        return option if option in _TRASH_OPTIONS else "system"
+
+    def plan_delete(self, path: str) -> Plan:
+        """Delete a note the way the vault's Obsidian settings say (`trashOption` in `.obsidian/app.json`).
+
+        `local` moves it to `.trash/<file name>` (` 1`, ` 2`… added before `.md` when the name is taken). `system`,
+        Obsidian's default, would move it to the operating system's trash; the companion never writes outside the
+        vault, so it uses `.trash/` as well. `none` removes the file for good, though undo can still restore it
+        from the audit log's copy.
+        """
+        rel = self._note_path(path)
+        raw = self._read(rel)
+        writes, where = self._removal(rel, raw)
+        return Plan("delete", f"Delete {rel}: {where}", True, writes)
+
+    def _removal(self, rel: str, raw: bytes) -> tuple[tuple[PlannedWrite, ...], str]:
+        """The writes that delete a note as the vault's trash setting says, and a phrase saying where it goes."""
+        removal = PlannedWrite(rel, sha256_hex(raw), None)
+        if self.trash_option() == "none":
+            return (removal,), "removed for good (the vault's trash setting is 'none'; undo can still restore it)"
+        destination = self._trash_path(rel)
+        return (PlannedWrite(destination, None, raw), removal), f"moved to {destination} (Obsidian's trash)"
+
+    def _trash_path(self, rel: str) -> str:
+        name = rel.rsplit("/", 1)[-1]
+        stem, suffix = (name[:-3], ".md") if name.endswith(".md") else (name, "")
+        candidate = f"{TRASH_FOLDER}/{name}"
+        number = 0
+        while self._state(candidate) is not None:
+            number += 1
+            candidate = f"{TRASH_FOLDER}/{stem} {number}{suffix}"
+        return candidate
+
+    # -- merging
+    # ---------------------------------------------------------------------------------------------------------
+
+    def plan_merge(self, keep: str, drop: str) -> Plan:
+        """Merge note `drop` into note `keep`, then delete `drop` as `plan_delete` would.
+
+        `keep` gets `drop`'s body (without its frontmatter) under `## Merged from <drop's name>`; its `tags` become
+        the union of both (keep's first) and its `aliases` gain drop's name and drop's aliases, so links through
+        them still resolve. Every wikilink naming `drop` (`[[Drop]]`, `[[Drop|text]]`, `[[Drop#Heading]]`,
+        `![[Drop]]`, `[[folder/Drop]]`, in any case, in the body or a property) is rewritten to name `keep` (its
+        file name, or its path when another note shares the name), the heading and alias parts kept as written.
+        """
+        keep = self._note_path(keep)
+        drop = self._note_path(drop)
+        if keep == drop:
+            raise CurationError(f"{keep}: cannot merge a note into itself; choose two different notes")
+        keep_raw, drop_raw = self._read(keep), self._read(drop)
+        if os.path.samefile(self._absolute(keep), self._absolute(drop)):
+            # Two spellings of one file (a case-insensitive file system).
+            raise CurationError(f"{keep} and {drop} are the same file; a note cannot be merged into itself")
+        keep_note, drop_note = _parse(keep, keep_raw), _parse(drop, drop_raw)
+
+        vault = ObsidianVault(self.root, CompanionConfig())
+        files = vault.scan_all()
+        notes = vault.read_all_notes(files)
+        unread = sorted({path for path, _ in vault.problems if path.endswith(".md")})
+        aliases = {rel: note.aliases for rel, note in notes.items() if note.aliases}
+        before = LinkResolver(files, aliases)
+
+        drop_stem, keep_stem = title_of(drop), title_of(keep)
+        new_aliases = _merged_aliases(keep_note, drop_note)
+        after_aliases = {rel: names for rel, names in aliases.items() if rel != drop}
+        after_aliases[keep] = new_aliases
+        after = LinkResolver([rel for rel in files if rel != drop], after_aliases)
+        same_name = [
+            rel
+            for rel in files
+            if rel != drop and rel.lower().endswith(".md") and title_of(rel).casefold() == keep_stem.casefold()
+        ]
+        keep_target = keep_stem if len(same_name) <= 1 else keep[:-3]
+
+        def names_drop(target: str, source: str) -> bool:
+            # A link reaching `drop` through one of its aliases is left alone: `keep` takes over the aliases. A link
+            # already written as `keep_target` needs no change (keep and drop can share a name).
+            written = _link_path(target)
+            name = written.rsplit("/", 1)[-1]
+            return (
+                before.resolve(target, source) == drop
+                and name == drop_stem.casefold()
+                and written != keep_target.casefold()
+            )
+
+        def relink(rel: str, text: str, *, links_from: str, body_only: bool = False) -> tuple[str, int]:
+            # `links_from` is where the rewritten links will stand: drop's body ends up in keep.
+            if after.resolve(keep_target, links_from) != keep:
+                raise CurationError(
+                    f"{rel}: a link to [[{keep_target}]] would not lead to {keep} from this note; "
+                    "rename one of the notes sharing that name first; nothing was written"
+                )
+            return _relink(rel, text, lambda t: keep_target if t.strip() and names_drop(t, rel) else None, body_only)
+
+        writes: list[PlannedWrite] = []
+        link_count = 0
+        relinked_notes = 0
+        for rel in sorted(notes):
+            if rel in (keep, drop) or not any(names_drop(link.target, rel) for link in notes[rel].links):
+                continue
+            raw = self._read(rel)
+            new_text, count = relink(rel, _decode(rel, raw), links_from=rel)
+            if count:
+                writes.append(PlannedWrite(rel, sha256_hex(raw), new_text.encode("utf-8")))
+                link_count += count
+                relinked_notes += 1
+
+        keep_text, own = relink(keep, _decode(keep, keep_raw), links_from=keep)
+        drop_text, _ = relink(drop, _decode(drop, drop_raw), links_from=keep, body_only=True)
+        link_count += own
+        relinked_notes += 1 if own else 0
+        keep_text, added_tags = _union_tags(keep, keep_text, keep_note, drop_note)
+        keep_text, added_aliases = _set_aliases(keep, keep_text, keep_note, new_aliases)
+        keep_text = _append_section(keep_text, f"## Merged from {drop_stem}", split_body(drop_text))
+        writes.insert(0, PlannedWrite(keep, sha256_hex(keep_raw), keep_text.encode("utf-8")))
+        removal, where = self._removal(drop, drop_raw)
+        writes[1:1] = removal
+
+        parts = [f"Merge {drop} into {keep}: its text is appended under '## Merged from {drop_stem}'"]
+        if added_tags:
+            parts.append(f"tags {' '.join('#' + tag for tag in added_tags)} are added")
+        if added_aliases:
+            parts.append(f"aliases {', '.join(added_aliases)} are added")
+        if link_count:
+            links = f"{link_count} link{'s' if link_count != 1 else ''}"
+            parts.append(
+                f"{links} in {relinked_notes} note{'s' if relinked_notes != 1 else ''} now point to [[{keep_target}]]"
+            )
+        parts.append(f"{drop} is {where}")
+        if unread:
+            parts.append(f"{len(unread)} unreadable note{'s' if len(unread) != 1 else ''} not checked for links")
+        return Plan("merge", "; ".join(parts), True, tuple(writes))
+
+    # -- applying and undoing
+    # ---------------------------------------------------------------------------------------------------------
+
+    def apply(self, plan: Plan) -> AuditEntry:
+        """Write a plan and record it; refused (nothing written) in read-only mode or when a file changed since.
+
+        The audit log keeps every file's bytes before and after first; then new and changed files are written
+        atomically (temp file, fsync, rename, fsync of the folder) and only then are files removed, so a crash part
+        way leaves a note in two places rather than in none. A failed write puts back what was already written.
+        One curation at a time per vault, across threads and processes (the app and the command line).
+        """
+        self._refuse_read_only(plan.action)
+        with self._exclusive():
+            return self._apply(plan)
+
+    def _apply(self, plan: Plan) -> AuditEntry:
+        if not plan.writes:
+            raise CurationError(f"nothing to change: {plan.summary}")
+        paths = [write.path for write in plan.writes]
+        if len(set(paths)) != len(paths):
+            raise CurationError(f"the plan '{plan.summary}' writes one file twice; make the plan again")
+        current: dict[str, bytes | None] = {}
+        for write in plan.writes:
+            current[write.path] = self._current(write.path)
+            found = _digest(current[write.path])
+            if found != write.expected:
+                raise CurationError(
+                    f"{write.path}: {_changed_since(write.expected, found)} since the plan was made, so "
+                    f"'{plan.summary}' was not applied; nothing was written. Look at the note again and retry"
+                )
+        changes: list[FileChange] = []
+        try:
+            for write in plan.writes:
+                before = current[write.path]
+                changes.append(
+                    FileChange(
+                        path=write.path,
+                        before=None if before is None else self.audit.store_blob(before),
+                        after=None if write.content is None else self.audit.store_blob(write.content),
+                    )
+                )
+        except OSError as exc:
+            raise CurationError(
+                f"{self.audit.blob_folder}: cannot save the copies undo needs ({exc.strerror or exc}); "
+                "nothing was written in the vault"
+            ) from exc
+        writes = [(write.path, write.content) for write in plan.writes]
+        return self._write_and_record(writes, current, lambda: (plan.action, plan.summary, changes, None))
+
+    def undo(self, entry_id: str | None = None) -> AuditEntry:
+        """Put back every file an entry changed (by default the newest one not yet undone) and record the undo.
+
+        Refused, with nothing written, in read-only mode, for an entry already undone or that is itself an undo, and
+        when any of its files changed after it (undoing would lose that later edit).
+        """
+        self._refuse_read_only("undo")
+        with self._exclusive():
+            return self._undo(entry_id)
+
+    @contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """Hold this curator's thread lock and an exclusive `flock` on the vault's folder together.
+
+        Without them two curations of one note (a quick `*` then `u`, or the app and the command line at once) both
+        pass the digest check and the second silently undoes the first's write. The folder itself is locked, so no
+        lock file is created anywhere (a refused curation leaves no trace) and every curator of the vault agrees.
+        """
+        with self._lock, folder_lock(self.root):
+            yield
+
+    def _undo(self, entry_id: str | None) -> AuditEntry:
+        if entry_id is None:
+            entry = self.audit.last_undoable()
+            if entry is None:
+                raise CurationError(f"{self.audit.log_path}: nothing to undo; no curation of this vault is left undone")
+        else:
+            found = self.audit.find(entry_id)
+            if found is None:
+                raise CurationError(f"{self.audit.log_path}: no entry '{entry_id}'; list the audit log to find its id")
+            entry = found
+        if entry.action == "undo" or entry.undoes is not None:
+            raise CurationError(f"'{entry.summary}' ({entry.id}) is itself an undo and cannot be undone")
+        if entry.id in self.audit.undone_ids():
+            raise CurationError(f"'{entry.summary}' ({entry.id}) was already undone")
+        current: dict[str, bytes | None] = {}
+        for change in entry.changes:
+            current[change.path] = self._current(change.path)
+            if _digest(current[change.path]) != change.after:
+                raise CurationError(
+                    f"{change.path}: changed after '{entry.summary}', so undoing it would lose that later edit; "
+                    "nothing was written. Undo it by hand if you still want to"
+                )
+        restore = [
+            (change.path, None if change.before is None else self.audit.blob(change.before)) for change in entry.changes
+        ]
+        reverse = [FileChange(path=c.path, before=c.after, after=c.before) for c in entry.changes]
+        return self._write_and_record(restore, current, lambda: ("undo", f"Undo: {entry.summary}", reverse, entry.id))
+
+    def _refuse_read_only(self, action: str) -> None:
+        if self.read_only:
+            raise CurationError(
+                f"{self.root}: read-only mode, so '{action}' was refused and nothing was written; "
+                "start the companion without --read-only to curate"
+            )
+
+    def _write_and_record(
+        self,
+        writes: Sequence[tuple[str, bytes | None]],
+        previous: dict[str, bytes | None],
+        entry: Callable[[], tuple[str, str, list[FileChange], str | None]],
+    ) -> AuditEntry:
+        """Write files first and remove files last, then record `entry()` (action, summary, changes, undoes).
+
+        When a write or the record fails, what was already written is put back, so the vault never holds a change
+        the audit log does not know about.
+        """
+        ordered = [w for w in writes if w[1] is not None] + [w for w in writes if w[1] is None]
+        done: list[str] = []
+        for rel, content in ordered:
+            try:
+                self._put(rel, content)
+            except OSError as exc:
+                verb = "written" if content is not None else "removed"
+                raise CurationError(
+                    f"{rel}: could not be {verb} ({exc.strerror or exc}); {self._roll_back(done, previous)}"
+                ) from exc
+            done.append(rel)
+        action, summary, changes, undoes = entry()
+        try:
+            return self.audit.record(source=self.source, action=action, summary=summary, changes=changes, undoes=undoes)
+        except OSError as exc:
+            raise CurationError(
+                f"{self.audit.log_path}: cannot record the change ({exc.strerror or exc}); "
+                f"{self._roll_back(done, previous)}"
+            ) from exc
+
+    def _roll_back(self, done: list[str], previous: dict[str, bytes | None]) -> str:
+        """Put back the files already written; say how that went, for the error message."""
+        failed: list[str] = []
+        for rel in reversed(done):
+            try:
+                self._put(rel, previous[rel])
+            except OSError:
+                failed.append(rel)
+        if failed:
+            return f"these files could not be put back and need a look: {', '.join(failed)}; nothing was recorded"
+        return "the files already changed were put back, so nothing was written"
+
+    def _put(self, rel: str, content: bytes | None) -> None:
+        path = self._absolute(rel)
+        if content is None:
+            remove_durably(path)
+        else:
+            make_folders(path.parent)
+            write_atomic(path, content)
+
+    # -- paths and reads
+    # ---------------------------------------------------------------------------------------------------------
+
+    def _note_path(self, path: str) -> str:
+        """A vault path that may be curated as a note: relative, normalised, visible, ending in `.md`."""
+        if not isinstance(path, str) or not valid_name(path):
+            raise CurationError(f"{path!r}: not a usable vault path")
+        reason = _unsafe_reason(path)
+        if reason is not None:
+            raise CurationError(f"{path!r} {reason}")
+        if posixpath.normpath(path) != path or "\\" in path:
+            raise CurationError(f"{path!r}: not a plain vault path; write it as Obsidian shows it ('folder/Note.md')")
+        if any(part.startswith(".") for part in path.split("/")):
+            raise CurationError(f"{path}: in a hidden folder or file, which Obsidian does not show as a note")
+        if not path.endswith(".md"):
+            raise CurationError(f"{path}: not a note; only Markdown notes ending in '.md' can be curated")
+        return path
+
+    def _absolute(self, rel: str) -> Path:
+        """The absolute path of a vault path, refused when it could lead outside the vault or is a symbolic link."""
+        reason = _unsafe_reason(rel)
+        if reason is not None:
+            raise CurationError(f"{rel!r} {reason}")
+        candidate = self.root / rel
+        if not _inside(os.path.realpath(candidate.parent), str(self.root)):
+            raise CurationError(f"{rel}: leads outside the vault through a symbolic link; nothing was written")
+        if candidate.is_symlink():
+            raise CurationError(
+                f"{rel}: is a symbolic link; curate the file it points to instead (nothing was written)"
+            )
+        return candidate
+
+    def _current(self, rel: str) -> bytes | None:
+        """A file's bytes as they are now, or None when it does not exist."""
+        path = self._absolute(rel)
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise CurationError(f"{rel}: cannot be read ({exc.strerror or exc}); nothing was written") from exc
+        if not stat.S_ISREG(info.st_mode):
+            raise CurationError(f"{rel}: is not a regular file (a folder?); nothing was written")
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise CurationError(f"{rel}: cannot be read ({exc.strerror or exc}); nothing was written") from exc
+
+    def _state(self, rel: str) -> str | None:
+        """The digest of a file's bytes, or None when it does not exist."""
+        return _digest(self._current(rel))
+
+    def _read(self, rel: str) -> bytes:
+        raw = self._current(rel)
+        if raw is None:
+            raise CurationError(f"{rel}: no such note in the vault; it may have been moved or deleted, look again")
+        return raw
+
+
+def obsidian_uri(vault_root: Path, path: str) -> str:
+    """The `obsidian://open` URI that opens a note in Obsidian (vault by folder name, file without `.md`)."""
+    # The folder name as the user opened it (a symbolic link's own name, not its target's).
+    name = Path(os.path.abspath(vault_root.expanduser())).name
+    file = path[:-3] if path.endswith(".md") else path
+    return f"obsidian://open?vault={quote(name, safe='')}&file={quote(file, safe='')}"
+
+
+# -- helpers
+# -------------------------------------------------------------------------------------------------------------
+
+
+def _digest(content: bytes | None) -> str | None:
+    return None if content is None else sha256_hex(content)
+
+
+def _changed_since(expected: str | None, found: str | None) -> str:
+    if expected is None:
+        return "appeared"
+    if found is None:
+        return "was moved or deleted"
+    return "changed"
+
+
+def _decode(rel: str, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CurationError(f"{rel}: is not valid UTF-8 text, so it cannot be edited; re-save it as UTF-8") from exc
+
+
+def _parse(rel: str, raw: bytes) -> Note:
+    try:
+        return parse_note(rel, raw, max_bytes=max(len(raw), 1))
+    except NoteError as exc:
+        raise CurationError(f"{exc}; nothing was written") from exc
+
+
+def _clean_tags(tags: Sequence[str]) -> list[str]:
+    if isinstance(tags, str):
+        raise CurationError(f"tags must be a list of tags, not the single string {tags!r}")
+    clean: list[str] = []
+    for raw in tags:
+        tag = raw.strip().removeprefix("#") if isinstance(raw, str) else ""
+        if not tag:
+            raise CurationError(f"{raw!r} is not a tag: a tag cannot be empty")
+        if not _TAG.fullmatch(tag):
+            raise CurationError(
+                f"'{raw}' is not an Obsidian tag: use letters, digits, '_', '-' and '/' only (no spaces)"
+            )
+        if all(ch.isdigit() or ch in "/-" for ch in tag) or tag.startswith("/") or tag.endswith("/") or "//" in tag:
+            raise CurationError(f"'{raw}' is not an Obsidian tag: it needs a letter and no empty nesting level")
+        if tag.casefold() not in {t.casefold() for t in clean}:
+            clean.append(tag)
+    return clean
+
+
+def _relink(rel: str, text: str, retarget: Callable[[str], str | None], body_only: bool) -> tuple[str, int]:
+    """Retarget the links of one note's text (body lines, then property values) and check the result parses back."""
+    note = _parse(rel, text.encode("utf-8"))
+    lines = {link.line for link in note.links if link.property is None and retarget(link.target) is not None}
+    new_text, count = rewrite_lines(text, lines, retarget)
+    if not body_only:
+        named = {link.property for link in note.links if link.property and retarget(link.target)}
+        # A nested value is named by its dotted path; its top-level property is the key that path starts with.
+        keys = {key for key in note.frontmatter if any(n == key or n.startswith(f"{key}.") for n in named)}
+        for key in sorted(keys):
+            value = note.frontmatter.get(key)
+            new_value: Any
+            if isinstance(value, str):
+                new_value, changed = rewrite_string(value, retarget)
+            elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+                pairs = [rewrite_string(item, retarget) for item in value]
+                new_value, changed = [item for item, _ in pairs], sum(n for _, n in pairs)
+            else:
+                raise CurationError(
+                    f"{rel}: the property '{key}' links to the merged note inside a nested value, which the companion "
+                    "cannot rewrite safely; change that link in Obsidian first; nothing was written"
+                )
+            new_text = set_field(new_text, key, new_value, path=rel)
+            count += changed
+    after = _parse(rel, new_text.encode("utf-8"))
+    left = [link for link in after.links if (link.property is None or not body_only) and retarget(link.target)]
+    if left or len(after.links) != len(note.links):
+        raise CurationError(
+            f"{rel}: its links to the merged note could not be rewritten safely (line {left[0].line + 1 if left else 1}"
+            "); change them in Obsidian first; nothing was written"
+        )
+    return new_text, count
+
+
+def _merged_aliases(keep: Note, drop: Note) -> tuple[str, ...]:
+    """Keep's aliases as they are, then drop's name and aliases that keep's name or aliases do not already cover
+    (compared in any case, as Obsidian resolves links)."""
+    seen = {title_of(keep.path).casefold(), *(alias.casefold() for alias in keep.aliases)}
+    merged = list(keep.aliases)
+    for alias in (title_of(drop.path), *drop.aliases):
+        if alias.casefold() not in seen:
+            seen.add(alias.casefold())
+            merged.append(alias)
+    return tuple(merged)
+
+
+def _link_path(target: str) -> str:
+    """A link target compared the way Obsidian matches it: without `.md`, `/` as separator, in any case."""
+    written = target.strip().replace("\\", "/").lstrip("/")
+    return (written[:-3] if written.lower().endswith(".md") else written).casefold()
+
+
+def _union_tags(rel: str, text: str, keep: Note, drop: Note) -> tuple[str, list[str]]:
+    """Keep's text with the `tags` property holding keep's tags then drop's, and the tags that were added."""
+    keep_tags = list(merge_tags(frontmatter_tags(keep.frontmatter)))
+    union = list(merge_tags(keep_tags, frontmatter_tags(drop.frontmatter)))
+    added = union[len(keep_tags) :]
+    if not added:
+        return text, []
+    for key in properties(text, rel):
+        if key.lower() in ("tags", "tag") and key != "tags":
+            text = remove_field(text, key, path=rel)
+    return set_field(text, "tags", union, path=rel), added
+
+
+def _set_aliases(rel: str, text: str, keep: Note, aliases: tuple[str, ...]) -> tuple[str, list[str]]:
+    """Keep's text with its `aliases` property set to `aliases` (when they differ), and the aliases added."""
+    added = [alias for alias in aliases if alias not in keep.aliases]
+    if not added:
+        return text, []
+    for key in properties(text, rel):
+        if key.lower() in ("aliases", "alias") and key != "aliases":
+            text = remove_field(text, key, path=rel)
+    return set_field(text, "aliases", list(aliases), path=rel), added
+
+
+def _append_section(text: str, heading: str, body: str) -> str:
+    """The text with a blank line, `heading`, a blank line and `body` appended, in the text's line endings."""
+    newline = line_ending(text)
+    body = body.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n").strip("\n").rstrip()
+    if newline != "\n":
+        body = body.replace("\n", newline)
+    if text and not text.endswith(("\n", "\r")):
+        text += newline
+    if text.strip() and not text.endswith(newline * 2):
+        text += newline
+    section = f"{heading}{newline}"
+    if body:
+        section += f"{newline}{body}{newline}"
+    return text + section

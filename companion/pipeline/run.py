@@ -1,0 +1,686 @@
+"""Runs an agent's processor list over its history log, safely: nothing is lost by accident.
+
+A run reads the log (remembering how many bytes it read), asks each processor what to drop, replace and derive,
+writes the archives atomically, then rewrites the log atomically with the kept lines (byte for byte) and the
+replaced ones. Before the rename, bytes appended to the live log since the read are copied onto the new file, so a
+line the recorder writes during a run survives. Anything dropped is archived first when the list has an `archive`
+processor; a list that drops without one is refused unless `allow_data_loss` is set. Redaction runs before every
+other processor, so nothing archived, derived, embedded or forwarded holds what it removes; it also rewrites the bad
+lines (kept in the log as they are otherwise), so a secret in a malformed line does not stay there for good. Every
+run that changes something is recorded in the audit log.
+
+A `forward` processor sees every entry read (redacted), wherever it stands in the list, so an entry another processor
+drops in the same run is still forwarded once. Sending happens right after the computation, before anything is
+written; a sink that fails is reported in the run's report and never stops the rest of the run. A `summarize`
+processor likewise sees every entry read (redacted); its note is written atomically before the archives (it derives
+from the log and never takes anything out of it), and recorded in the run's audit record with its source and model.
+An `extract` processor's memory notes are written the same way, right after the summary notes, and so are an `embed`
+processor's history day notes (which the indexer then embeds). A derived note that changed on disk since the run read
+it (the user edited it during a slow model call) is left as it is, with a warning.
+
+The order of writes is what keeps history complete after a crash at any step: archives first (an entry is then in
+the log and the archive), the log's rename second (the entry is then only in the archive), the audit record last.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import BinaryIO, Protocol, TypeVar
+
+from companion.atomic import make_folders, unused_path, write_atomic
+from companion.config import CompanionConfig
+from companion.errors import ConfigError, HistoryError, ProcessError
+from companion.folderlock import folder_lock
+from companion.pipeline.extract import EXTRACTED_BY, ExtractReport, extract_agent
+from companion.pipeline.forward import ForwardReport, forward_entries, state_file
+from companion.pipeline.history import BadLine, Entry, HistoryLog, Source, find_sources, read_log
+from companion.pipeline.processors import (
+    REDACTION_VERSION,
+    ArchiveProcessor,
+    Artifact,
+    EmbedProcessor,
+    ExtractProcessor,
+    ForwardProcessor,
+    Processor,
+    Redactor,
+    RedactProcessor,
+    SummarizeProcessor,
+    build_processor,
+)
+from companion.pipeline.sessionnotes import apply_to_notes, markdown_changed, read_notes
+from companion.pipeline.summarize import PROMPT_VERSION, SummaryReport, summarize_agent
+from companion.pipeline.transcripts import EMBEDDED_BY, EmbedReport, Redaction, embed_agent
+from companion.specs import ProcessorSpec
+from companion.vault.audit import AuditLog, FileChange, sha256_hex
+from companion.vault.paths import vault_relative
+
+STEPS = ("read", "computed", "derived", "summarized", "archived", "history-written", "replaced", "recorded")
+"""The steps of a run, in order; `fail_at` is called with each name once that step is done."""
+
+FailAt = Callable[[str], None]
+"""A hook called between steps (tests raise from it to simulate a crash there)."""
+
+
+@dataclass(frozen=True)
+class AgentPlan:
+    """Which processors run for one agent, and whether they may drop entries without archiving them."""
+
+    agent: str
+    """The agent."""
+    specs: tuple[ProcessorSpec, ...]
+    """Its list: its own when configured, else the default one."""
+    allow_data_loss: bool
+    """Its own setting when given, else the default one."""
+    own_list: bool
+    """Whether the list is the agent's own (an override)."""
+
+
+@dataclass(frozen=True)
+class ArchiveWrite:
+    """One archive file a run wrote (or would write)."""
+
+    path: Path
+    """The `.jsonl.xz` file."""
+    entries: int
+    """How many entries it holds."""
+
+
+@dataclass(frozen=True)
+class AgentReport:
+    """What a run did (or, in a dry run, would do) to one agent's log."""
+
+    agent: str
+    """The agent."""
+    source: Path
+    """Its history log."""
+    entries: int
+    """Valid entries read."""
+    kept: int
+    """Entries left in the log (replaced ones included)."""
+    dropped: tuple[str, ...]
+    """Ids dropped from the log, in file order."""
+    replaced: tuple[str, ...]
+    """Ids rewritten in place (redaction), in file order."""
+    archives: tuple[ArchiveWrite, ...]
+    """Archive files written."""
+    derived: tuple[Artifact, ...]
+    """Other artifacts processors derived (none of the built processors make any yet)."""
+    problems: tuple[str, ...]
+    """Bad lines, each naming the file and line; they are kept in the log."""
+    appended: int
+    """Bytes appended to the log during the run and carried over."""
+    dry_run: bool
+    """True when nothing was written."""
+    forwards: tuple[ForwardReport, ...] = ()
+    """What each `forward` processor sent (or would send), with any failure to report."""
+    summaries: tuple[SummaryReport, ...] = ()
+    """What each `summarize` processor wrote (or would write, or left alone and why)."""
+    extracts: tuple[ExtractReport, ...] = ()
+    """What each `extract` processor wrote (or would write), with the notes it left alone."""
+    embeds: tuple[EmbedReport, ...] = ()
+    """What each `embed` processor wrote (or would write): the history day notes for the indexer."""
+    redacted_lines: tuple[int, ...] = ()
+    """Line numbers of bad lines (kept in the log) that redaction rewrote."""
+    notes_left: tuple[str, ...] = ()
+    """Session notes left as they are because they changed during the run (a session-notes source)."""
+
+    @property
+    def embedded(self) -> tuple[Path, ...]:
+        """The history notes this run wrote, for the indexer to embed now."""
+        return tuple(n.path for e in self.embeds for n in e.notes if n.written)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The forward failures and summary problems, each naming the sink or note and what to do."""
+        return (
+            tuple(f.problem for f in self.forwards if f.problem)
+            + tuple(w for s in self.summaries for w in s.warnings)
+            + tuple(w for x in self.extracts for w in x.warnings)
+            + tuple(w for e in self.embeds for w in e.warnings)
+            + self.notes_left
+        )
+
+
+def plan_for(config: CompanionConfig, agent: str, source: str = "companion.yaml") -> AgentPlan:
+    """The processor list of one agent; `ConfigError` when it would drop entries with nothing to archive them."""
+    override = config.agents.get(agent)
+    own = override is not None and override.processors is not None
+    specs = override.processors if override is not None and override.processors is not None else None
+    if specs is None:
+        specs = config.session_history.processors
+    allow = config.session_history.allow_data_loss
+    if override is not None and override.allow_data_loss is not None:
+        allow = override.allow_data_loss
+    types = {spec.type for spec in specs}
+    if "retain" in types and "archive" not in types and not allow:
+        where = f"agents.{agent}.processors" if own else "session_history.processors"
+        raise ConfigError(
+            f"{source}: {where}: the list for agent '{agent}' drops entries (retain) but has no archive processor, "
+            "so they would be lost; add an archive processor to the list, or set allow_data_loss: true"
+        )
+    return AgentPlan(agent=agent, specs=specs, allow_data_loss=allow, own_list=own)
+
+
+def _ordered(processors: Sequence[Processor]) -> list[Processor]:
+    # Redaction first, whatever its place in the list: nothing archived or derived may hold what it removes.
+    return [p for p in processors if isinstance(p, RedactProcessor)] + [
+        p for p in processors if not isinstance(p, RedactProcessor)
+    ]
+
+
+@dataclass
+class _Outcome:
+    current: dict[str, Entry]
+    dropped: dict[str, Entry]
+    replaced: set[str]
+    archives: list[Artifact]
+    derived: list[Artifact]
+    # Every entry read, as redaction left it (dropped ones included): what forward processors send.
+    seen: list[Entry] = field(default_factory=list)
+    # Bad lines (kept in the log) with secrets in them, by line number, as the list's redaction rewrites them.
+    bad_redacted: dict[int, bytes] = field(default_factory=dict)
+    # The list's redaction, which history notes apply again to the sections they keep.
+    redaction: Redaction | None = None
+
+
+def _compute(plan: AgentPlan, log: HistoryLog, processors: Sequence[Processor], now: datetime) -> _Outcome:
+    position = {e.id: i for i, e in enumerate(log.entries)}
+    outcome = _Outcome({e.id: e for e in log.entries}, {}, set(), [], [])
+    archive_owner: dict[int, Artifact] = {}
+    for processor in _ordered(processors):
+        result = processor.process(plan.agent, tuple(outcome.current.values()), now)
+        for entry_id, entry in result.replace.items():
+            if entry_id in outcome.current:
+                outcome.current[entry_id] = entry
+                outcome.replaced.add(entry_id)
+        for entry_id in result.drop:
+            if entry_id in outcome.current:
+                outcome.dropped[entry_id] = outcome.current.pop(entry_id)
+        for artifact in result.derived:
+            if artifact.kind == "archive":
+                archive_owner[id(processor)] = artifact
+            else:
+                outcome.derived.append(artifact)
+    archivers = [p for p in processors if isinstance(p, ArchiveProcessor)]
+    held = {entry_id for artifact in archive_owner.values() for entry_id in artifact.entry_ids}
+    loose = [entry for entry_id, entry in outcome.dropped.items() if entry_id not in held]
+    if loose and archivers:
+        # What other processors (retain) dropped goes into the first archive of the list, with what it took itself.
+        first = archivers[0]
+        mine = archive_owner.get(id(first))
+        together = [outcome.dropped[i] for i in mine.entry_ids] if mine else []
+        together = sorted(together + loose, key=lambda e: position[e.id])
+        archive_owner[id(first)] = first.pack(plan.agent, together, now)
+    elif loose and not plan.allow_data_loss:
+        raise ProcessError(
+            f"{log.path}: {len(loose)} entries of agent '{plan.agent}' would be dropped with no archive to keep them; "
+            "nothing was written. Add an archive processor to the list, or set allow_data_loss: true"
+        )
+    outcome.archives = [archive_owner[id(p)] for p in archivers if id(p) in archive_owner]
+    outcome.seen = [outcome.current.get(e.id) or outcome.dropped[e.id] for e in log.entries]
+    redaction = _redaction([p for p in processors if isinstance(p, RedactProcessor)])
+    # A session note that cannot be read is only named, never rewritten.
+    for line in log.lines if not log.notes else ():
+        if isinstance(line, BadLine) and redaction is not None:
+            # A line that is not a valid entry stays in the log, but a secret in it must not.
+            new = redaction.text(line.raw.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+            if new != line.raw:
+                outcome.bad_redacted[line.line] = new
+    outcome.redaction = redaction
+    return outcome
+
+
+def _redaction(redactors: Sequence[RedactProcessor]) -> Redaction | None:
+    """The list's redaction as one text function with a signature of its rules (none without `redact`)."""
+    if not redactors:
+        return None
+    chosen = [Redactor(p.spec.patterns) for p in redactors]
+
+    def text(value: str) -> str:
+        for redactor in chosen:
+            value = redactor.text(value)
+        return value
+
+    rules = json.dumps([REDACTION_VERSION, *[list(p.spec.patterns) for p in redactors]])
+    return Redaction(text, hashlib.sha256(rules.encode("utf-8")).hexdigest()[:12])
+
+
+def _new_lines(log: HistoryLog, outcome: _Outcome) -> bytes:
+    out: list[bytes] = []
+    for line in log.lines:
+        if isinstance(line, BadLine):
+            out.append(outcome.bad_redacted.get(line.line, line.raw))
+        elif line.id in outcome.dropped:
+            continue
+        else:
+            out.append(outcome.current[line.id].raw)
+    return b"".join(raw + b"\n" for raw in out)
+
+
+def _free_path(path: Path) -> Path:
+    # Two runs in the same second (or a crashed run's leftover) must never overwrite an archive.
+    return unused_path(path, lambda n: path.with_name(path.name.replace(".jsonl.xz", f"-{n}.jsonl.xz")))
+
+
+def run_agent(
+    vault_root: Path,
+    source: Source,
+    plan: AgentPlan,
+    now: datetime,
+    *,
+    audit: AuditLog | None = None,
+    dry_run: bool = False,
+    fail_at: FailAt | None = None,
+    processors: Sequence[Processor] | None = None,
+    state_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> AgentReport:
+    """Run one agent's list over its log at moment `now` (timezone-aware); with `dry_run`, write nothing.
+
+    Forward processors keep their state in `state_dir`; none: in `forward/` of the audit log's data dir, and with no
+    audit log either, hidden next to the history log. `environ` (default: the process's) holds the auto-write,
+    dedupe and token variables summaries read.
+    """
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    if dry_run:
+        return _run_agent(vault_root, source, plan, now, audit, True, fail_at, processors, state_dir, environ)
+    with _one_run_per_log(source.path) if not source.notes else folder_lock(source.path):
+        return _run_agent(vault_root, source, plan, now, audit, False, fail_at, processors, state_dir, environ)
+
+
+def _one_run_per_log(path: Path) -> AbstractContextManager[None]:
+    """The log's folder, locked for a whole run: a manual `companion process` and the trigger thread of
+    `index --watch` take turns, instead of one renaming the log under the other (whose rewrite, and the lines
+    appended to it, would be lost)."""
+    return folder_lock(path.parent)
+
+
+def _run_agent(
+    vault_root: Path,
+    source: Source,
+    plan: AgentPlan,
+    now: datetime,
+    audit: AuditLog | None,
+    dry_run: bool,
+    fail_at: FailAt | None,
+    processors: Sequence[Processor] | None,
+    state_dir: Path | None,
+    environ: Mapping[str, str] | None,
+) -> AgentReport:
+    step = fail_at or (lambda name: None)
+    notes = read_notes(vault_root, source.path, source.agent) if source.notes else None
+    log = notes.log if notes is not None else read_log(source.path, source.agent)
+    step("read")
+    chosen = list(processors) if processors is not None else [build_processor(s, vault_root) for s in plan.specs]
+    outcome = _compute(plan, log, chosen, now)
+    step("computed")
+    if state_dir is None and audit is not None:
+        state_dir = audit.folder.parent / "forward"
+    forwards = tuple(
+        forward_entries(
+            p, source.agent, outcome.seen, state_file(p, source.agent, source.path, state_dir), dry_run=dry_run
+        )
+        for p in chosen
+        if isinstance(p, ForwardProcessor)
+    )
+    env = os.environ if environ is None else environ
+    summaries = tuple(
+        summarize_agent(p, source.agent, source.path, outcome.seen, now, environ=env, dry_run=dry_run)
+        for p in chosen
+        if isinstance(p, SummarizeProcessor)
+    )
+    # Extracted notes link back to the list's summary note when it has one.
+    summarizer = next((p for p in chosen if isinstance(p, SummarizeProcessor)), None)
+    extracts = tuple(
+        extract_agent(p, source.agent, source.path, outcome.seen, environ=env, summary=summarizer)
+        for p in chosen
+        if isinstance(p, ExtractProcessor)
+    )
+    embeds = tuple(
+        embed_agent(
+            p, source.agent, source.path, outcome.seen, environ=env, redaction=outcome.redaction, origin=source.origin
+        )
+        for p in chosen
+        if isinstance(p, EmbedProcessor)
+    )
+    order = [e.id for e in log.entries]
+    dropped = tuple(i for i in order if i in outcome.dropped)
+    replaced = tuple(
+        i
+        for i in order
+        if i in outcome.replaced
+        and i not in outcome.dropped
+        and (notes is None or markdown_changed(notes, outcome.current[i]))
+    )
+    report = AgentReport(
+        agent=source.agent,
+        source=source.path,
+        entries=len(order),
+        kept=len(order) - len(dropped),
+        dropped=dropped,
+        replaced=replaced,
+        archives=tuple(ArchiveWrite(a.path, len(a.entry_ids)) for a in outcome.archives),
+        derived=tuple(outcome.derived),
+        problems=log.problems,
+        appended=0,
+        dry_run=dry_run,
+        forwards=forwards,
+        summaries=summaries,
+        extracts=extracts,
+        embeds=embeds,
+        redacted_lines=tuple(sorted(outcome.bad_redacted)),
+    )
+    sent = sum(f.sent for f in forwards)
+    forwarded = f", forwarded {sent}" if forwards else ""
+    step("derived")
+    if dry_run:
+        return report
+    summary_changes, summaries = _write_summaries(vault_root, summaries, audit)
+    extract_changes, extracts = _write_extracts(vault_root, extracts, audit)
+    embed_changes, embeds = _write_embeds(vault_root, embeds, audit)
+    report = replace(report, summaries=summaries, extracts=extracts, embeds=embeds)
+    origin = vault_relative(vault_root, source.path)
+    noted = "".join(
+        f"; summary {vault_relative(vault_root, s.path)} from {origin} by {s.generated_by}"
+        + (f" (prompt {PROMPT_VERSION})" if s.generated_by != "extractive" else "")
+        for s in summaries
+        if s.written
+    ) + "".join(
+        f"; {len(w)} extracted notes in {vault_relative(vault_root, x.folder)} from {origin} by {EXTRACTED_BY}"
+        for x in extracts
+        if (w := [n for n in x.notes if n.written])
+    )
+    embedded = "".join(
+        f"; {count} history notes for {e.pattern} from {origin} by {EMBEDDED_BY}"
+        for e in embeds
+        if (count := sum(n.written for n in e.notes))
+    )
+    step("summarized")
+    if not (dropped or replaced or outcome.archives or outcome.derived or outcome.bad_redacted):
+        if embed_changes and audit is not None:
+            # A record of its own: history notes keep no copies, so this record cannot be undone, and the summary
+            # and extracted notes (which can) must not share it.
+            audit.record(
+                source="process",
+                action="embed",
+                summary=f"Embedded {source.agent}'s history{embedded}",
+                changes=embed_changes,
+            )
+        if summary_changes + extract_changes and audit is not None:
+            summarized = any(s.written for s in summaries)
+            audit.record(
+                source="process",
+                action="summarize" if summarized else "extract",
+                summary=f"{'Summarized' if summarized else 'Extracted from'} {source.agent}'s history{noted}"
+                f"{forwarded}",
+                changes=summary_changes + extract_changes,
+            )
+        elif sent and audit is not None:
+            # Sending copies entries out of the vault: worth a record even when the log itself is unchanged.
+            targets = ", ".join(sorted({f.target for f in forwards if f.sent}))
+            audit.record(
+                source="process",
+                action="forward",
+                summary=f"Forwarded {sent} of {source.agent}'s history entries to {targets}",
+                changes=[],
+            )
+        return report
+
+    changes: list[FileChange] = summary_changes + extract_changes + embed_changes
+    written: list[ArchiveWrite] = []
+    for artifact in outcome.archives:
+        make_folders(artifact.path.parent)
+        path = _free_path(artifact.path)
+        write_atomic(path, artifact.content)
+        written.append(ArchiveWrite(path, len(artifact.entry_ids)))
+        changes.append(FileChange(vault_relative(vault_root, path), None, sha256_hex(artifact.content)))
+    step("archived")
+
+    tail = b""
+    if notes is not None:
+        step("history-written")
+        rewritten = {i: outcome.current[i] for i in replaced}
+        applied = apply_to_notes(vault_root, notes, set(dropped), rewritten)
+        changes[:0] = applied.changes
+        report = replace(report, notes_left=applied.warnings)
+    else:
+        new = _new_lines(log, outcome)
+        tail = _rewrite(log, new, step)
+        changes.insert(0, FileChange(vault_relative(vault_root, log.path), log.digest, sha256_hex(new + tail)))
+    step("replaced")
+    if audit is not None:
+        audit.record(
+            source="process",
+            action="process",
+            summary=(
+                f"Processed {source.agent}'s history: dropped {len(dropped)}, replaced {len(replaced)}"
+                + (f" and redacted {len(outcome.bad_redacted)} bad lines" if outcome.bad_redacted else "")
+                + ", "
+                f"archived {sum(w.entries for w in written)}, kept {report.kept}{forwarded}{noted}{embedded}"
+            ),
+            changes=changes,
+        )
+    step("recorded")
+    return replace(report, archives=tuple(written), appended=len(tail) - (log.length - log.size))
+
+
+class NoteChanged(ProcessError):
+    """A derived note changed on disk between the run's read and its write (the user edited it meanwhile)."""
+
+
+def _write_note(
+    vault_root: Path,
+    path: Path,
+    before: bytes | None,
+    content: bytes,
+    audit: AuditLog | None,
+    keep_copies: bool = True,
+) -> FileChange:
+    """Write one derived note atomically, with `keep_copies` its before and after states kept in the audit log (so it
+    can show, and restore, what the note said); `OSError` when it cannot be written, `NoteChanged` when it is no
+    longer what the run read (a model call can take a minute, and the user's edit of that minute must not be
+    overwritten)."""
+    try:
+        now = path.read_bytes()
+    except FileNotFoundError:
+        now = None
+    if now != before:
+        raise NoteChanged(f"{path}: the note changed while the run was working, so it was left as it is")
+    if audit is not None and keep_copies:
+        if before is not None:
+            audit.store_blob(before)
+        audit.store_blob(content)
+    make_folders(path.parent)
+    write_atomic(path, content)
+    return FileChange(
+        vault_relative(vault_root, path), sha256_hex(before) if before is not None else None, sha256_hex(content)
+    )
+
+
+def _unwritten(path: Path, what: str, exc: OSError | NoteChanged) -> str:
+    """The warning for a derived note that was not written."""
+    if isinstance(exc, NoteChanged):
+        return f"{exc}; the history is unaffected; run again to update the {what}"
+    return (
+        f"{path}: cannot write the {what} ({exc.strerror or exc}); the history is unaffected; check the folder is "
+        "writable and run again"
+    )
+
+
+class _Derived(Protocol):
+    @property
+    def path(self) -> Path: ...
+    @property
+    def before(self) -> bytes | None: ...
+    @property
+    def content(self) -> bytes: ...
+
+
+_Note = TypeVar("_Note", bound=_Derived)
+
+
+def _write_notes(
+    vault_root: Path, notes: Sequence[_Note], audit: AuditLog | None, what: str, keep_copies: bool = True
+) -> tuple[list[FileChange], list[_Note], list[str]]:
+    """Write each note (see `_write_note`); the written ones come back marked `written`, the others as warnings."""
+    changes: list[FileChange] = []
+    written: list[_Note] = []
+    warnings: list[str] = []
+    for note in notes:
+        try:
+            changes.append(_write_note(vault_root, note.path, note.before, note.content, audit, keep_copies))
+        except (OSError, NoteChanged) as exc:
+            warnings.append(_unwritten(note.path, what, exc))
+            continue
+        written.append(replace(note, written=True))  # type: ignore[type-var]
+    return changes, written, warnings
+
+
+def _write_summaries(
+    vault_root: Path, summaries: Sequence[SummaryReport], audit: AuditLog | None
+) -> tuple[list[FileChange], tuple[SummaryReport, ...]]:
+    """Write each summary note that changed; a note that cannot be written becomes a warning."""
+    changes: list[FileChange] = []
+    out: list[SummaryReport] = []
+    for summary in summaries:
+        if summary.action != "write":
+            out.append(summary)
+            continue
+        done, written, problems = _write_notes(vault_root, [summary], audit, "summary note")
+        changes += done
+        if problems:
+            summary = replace(summary, action="skip", reason="not written", warnings=(*summary.warnings, *problems))
+        out.append(written[0] if written else summary)
+    return changes, tuple(out)
+
+
+def _write_extracts(
+    vault_root: Path, extracts: Sequence[ExtractReport], audit: AuditLog | None
+) -> tuple[list[FileChange], tuple[ExtractReport, ...]]:
+    """Write each extracted note; a failure becomes a warning."""
+    changes: list[FileChange] = []
+    out: list[ExtractReport] = []
+    for report in extracts:
+        done, written, problems = _write_notes(vault_root, report.notes, audit, "extracted note")
+        changes += done
+        out.append(replace(report, notes=tuple(written), warnings=(*report.warnings, *problems)))
+    return changes, tuple(out)
+
+
+def _write_embeds(
+    vault_root: Path, embeds: Sequence[EmbedReport], audit: AuditLog | None
+) -> tuple[list[FileChange], tuple[EmbedReport, ...]]:
+    """Write each history day note; a failure becomes a warning. No copies go to the audit log: a history note is
+    rebuilt from the log, a copy of an earlier state may hold what redaction has since removed, and a copy per run
+    of a growing note would add up to many times its size."""
+    changes: list[FileChange] = []
+    out: list[EmbedReport] = []
+    for report in embeds:
+        done, written, problems = _write_notes(vault_root, report.notes, audit, "history note", keep_copies=False)
+        changes += done
+        out.append(replace(report, notes=tuple(written), warnings=(*report.warnings, *problems)))
+    return changes, tuple(out)
+
+
+def process_vault(
+    vault_root: Path,
+    config: CompanionConfig,
+    now: datetime,
+    *,
+    agent: str | None = None,
+    audit: AuditLog | None = None,
+    dry_run: bool = False,
+    fail_at: FailAt | None = None,
+    config_source: str = "companion.yaml",
+    state_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[AgentReport]:
+    """Run every agent's list (or only `agent`'s) over the logs the config's sources find.
+
+    Every agent's list is checked before any log is touched, so a refused list changes nothing anywhere. `state_dir`
+    is where forward processors remember what they sent (see `run_agent`).
+    """
+    sources = find_sources(vault_root, config.session_history.sources, config.sessions.folder)
+    if not config.session_history.sources:
+        raise ConfigError(
+            f"{config_source}: session_history.sources is empty, so there are no history logs to process; add "
+            "one such as `- path: ./agents/{agent}/history.jsonl`"
+        )
+    if agent is not None:
+        sources = [s for s in sources if s.agent == agent]
+        if not sources:
+            raise ProcessError(f"{vault_root}: no history log of agent '{agent}' is found by session_history.sources")
+    plans = {s.agent: plan_for(config, s.agent, config_source) for s in sources}
+    return [
+        run_agent(
+            vault_root,
+            s,
+            plans[s.agent],
+            now,
+            audit=audit,
+            dry_run=dry_run,
+            fail_at=fail_at,
+            state_dir=state_dir,
+            environ=environ,
+        )
+        for s in sources
+    ]
+
+
+def _rewrite(log: HistoryLog, new: bytes, step: FailAt) -> bytes:
+    """Replace the log with `new` plus whatever the live file holds past the read; return those extra bytes.
+
+    The old file stays open across the rename and is drained once more afterwards: a line the recorder appended
+    between the last copy and the rename went to the old file, and is carried over instead of vanishing with it.
+    (A recorder that keeps its handle open for good goes on writing to the old file; it must reopen the log per
+    append, as log rotation also requires.)
+    """
+    carried: list[bytes] = []
+    try:
+        live = log.path.open("rb")
+    except OSError as exc:
+        raise HistoryError(f"{log.path}: cannot reopen the history log ({exc.strerror or exc}); unchanged") from exc
+    offset = log.size
+
+    def copy_from_live(handle: BinaryIO) -> None:
+        nonlocal offset
+        # Copy until two looks in a row find nothing new: the recorder may be mid-write.
+        quiet = 0
+        while quiet < 2:
+            live.seek(offset)
+            chunk = live.read()
+            if chunk:
+                handle.write(chunk)
+                carried.append(chunk)
+                offset += len(chunk)
+                quiet = 0
+            else:
+                quiet += 1
+
+    def copy_tail(handle: BinaryIO) -> None:
+        info = os.fstat(live.fileno())
+        if (info.st_dev, info.st_ino) != log.identity or info.st_size < log.size:
+            raise HistoryError(
+                f"{log.path}: the log was replaced or truncated during the run, so it was left as it is "
+                "(archives already written keep copies of what would have been dropped); run again"
+            )
+        copy_from_live(handle)
+        step("history-written")
+
+    with live:
+        write_atomic(log.path, new, before_replace=copy_tail)
+        late = len(carried)
+        with log.path.open("ab") as now_live:
+            copy_from_live(now_live)
+            if len(carried) > late:
+                now_live.flush()
+                os.fsync(now_live.fileno())
+    return b"".join(carried)

@@ -1,0 +1,424 @@
+"""The recall engine: hot sessions, warm hybrid recall with decay and explanations, and the temporal tier.
+
+One question gives one `RecalledContext`:
+- `sessions`: the hot tier (seed 000), newest first, per session key under the `RetentionPolicy`;
+- `warm`: notes outside the hot tier ranked by relevance (dense + BM25, a wikilink-graph signal and the dates the
+  question names) times the spaced-repetition decay of seed 004, each with the parts of its score;
+- `temporal`: recent completed sessions by time (seed 002), never repeated by the warm tier;
+- `results`: every recalled note once, best first, labelled with its tier (what `companion recall` prints).
+
+The engine reads the index through `NoteIndex`, the vault only for session summaries and hot bodies, and never
+writes either; access statistics are recorded only when the caller says an item was surfaced (`record`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from companion.config import RecallConfig
+from companion.errors import NoteError
+from companion.recall.access import AccessLog
+from companion.recall.candidates import Hit, NoteIndex, NoteInfo
+from companion.recall.dates import DateRange, find_date_range
+from companion.recall.decay import AccessStats, decay
+from companion.recall.results import Explanation, RecalledContext, RecallItem, Tier
+from companion.recall.scope import Scope
+from companion.recall.sessionrefs import SessionRef, collect_sessions, ref_in_scope
+from companion.recall.temporal import TemporalItem, is_pure_recap, recap_boost, recent_items
+from companion.retention import RetentionPolicy
+from companion.vault.hot import local_moment, partition_hot, window_start
+from companion.vault.reader import ObsidianVault
+from companion.vault.sessions import SessionSummary, session_datetime
+
+_COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
+_GRAPH_SOURCES = 10  # strongest candidates whose links count as a relevance signal
+_GRAPH_EXPAND = 3  # strongest candidates whose neighbours are added as candidates
+
+
+class Recall:
+    """Answers questions from an index and a vault under a policy; read-only except for `record`."""
+
+    def __init__(
+        self,
+        index: NoteIndex,
+        vault: ObsidianVault,
+        policy: RetentionPolicy,
+        settings: RecallConfig | None = None,
+        access: AccessLog | None = None,
+    ) -> None:
+        self.index = index
+        self.vault = vault
+        self.policy = policy
+        self.settings = settings or RecallConfig()
+        self.access = access
+        self._built: dict[str, tuple[str, SessionSummary, str]] = {}  # see `collect_sessions`
+        self._day_refs: tuple[tuple[object, ...], list[SessionRef]] | None = None  # see `sessions_since`
+
+    # -- sessions ------------------------------------------------------------------------------
+
+    def sessions_since(self, first_day: dt.date, moment: dt.datetime, scope: Scope | None = None) -> list[SessionRef]:
+        """Sessions from `first_day` up to `moment`, one entry per session (see `companion.recall.sessionrefs`).
+
+        The sessions of whole days are kept until the index or the session summaries change, so questions asked
+        one after another (a batch, an agent's turns) only filter them by moment and scope.
+        """
+        summaries = tuple(self.vault.sessions(since=first_day))
+        key = (first_day, moment.date(), self.index.generation(), summaries)
+        if self._day_refs is None or self._day_refs[0] != key:
+            end_of_day = dt.datetime.combine(moment.date(), dt.time.max)
+            refs = collect_sessions(self.vault, self.index, first_day, end_of_day, None, self._built, summaries)
+            self._day_refs = (key, refs)
+        kept = [r for r in self._day_refs[1] if (w := r.summary.when) is not None and w <= moment]
+        if scope is not None and not scope.empty:
+            kept = [r for r in kept if ref_in_scope(r, scope)]
+        return kept
+
+    def hot(
+        self, as_of: dt.datetime | None = None, scope: Scope | None = None
+    ) -> tuple[list[SessionRef], list[SessionRef]]:
+        """(hot, pushed out) session refs at `as_of` under the policy, newest first."""
+        moment = local_moment(as_of)
+        return self._partition(self.sessions_since(window_start(self.policy, moment), moment, scope), moment)
+
+    def _partition(self, refs: Sequence[SessionRef], moment: dt.datetime) -> tuple[list[SessionRef], list[SessionRef]]:
+        # The scope already chose the sessions; the limit then applies per session key (seed 001).
+        split = partition_hot([r.summary for r in refs], self.policy, moment)
+        by_summary = {r.summary.path: r for r in refs}
+        return [by_summary[s.path] for s in split.hot], [by_summary[s.path] for s in split.pushed_out]
+
+    def recall_recent(
+        self,
+        hours: float | None = None,
+        limit: int | None = None,
+        *,
+        as_of: dt.datetime | None = None,
+        scope: Scope | None = None,
+        summaries: bool = True,
+    ) -> list[TemporalItem]:
+        """Seed 002's `recall_recent(hours=48, limit=10)`: completed sessions of the last hours, newest first."""
+        hours = self.settings.recent_hours if hours is None else hours
+        limit = self.settings.recent_limit if limit is None else limit
+        moment = local_moment(as_of)
+        refs = self.sessions_since((moment - dt.timedelta(hours=hours)).date(), moment, scope)
+        return self._recent(refs, moment, hours, limit, summaries)
+
+    def _recent(
+        self, refs: Sequence[SessionRef], moment: dt.datetime, hours: float, limit: int, summaries: bool
+    ) -> list[TemporalItem]:
+        return recent_items(
+            ((r.summary, r.carrier, r.title) for r in refs),
+            moment,
+            hours=hours,
+            limit=limit,
+            timeout_minutes=self.policy.session_timeout_minutes,
+            summaries=summaries,
+        )
+
+    # -- recall --------------------------------------------------------------------------------
+
+    def recall(
+        self,
+        query: str,
+        *,
+        k: int | None = None,
+        as_of: dt.datetime | None = None,
+        scope: Scope | None = None,
+        bodies: bool = False,
+    ) -> RecalledContext:
+        """Recall for one question at `as_of` (now when None), within `scope`.
+
+        Hot sessions built from conversation notes carry their bodies only with `bodies` (context assembly
+        needs them; ranking does not, and reading them costs a file read each).
+        """
+        k = k or self.policy.warm_results
+        scope = scope or Scope()
+        moment = local_moment(as_of)
+        if as_of is not None:
+            # Replaying the past: notes dated after the moment did not exist yet.
+            scope = scope.narrowed(until=moment.date())
+        date_range = find_date_range(query, moment)
+        # "What did we talk about on 2 May?" is a recap of that day, not of the last two: the date decides.
+        recent_range = date_range is None or date_range.end >= moment.date() - dt.timedelta(days=1)
+        recap = recap_boost(query) and recent_range
+        by_time = recap and is_pure_recap(query)
+
+        # One read of the sessions serves both the hot and the temporal tier (seed 002's boost doubles the hours).
+        hours = self.settings.recent_hours * (2 if recap else 1)
+        first_day = min(window_start(self.policy, moment), (moment - dt.timedelta(hours=hours)).date())
+        refs = self.sessions_since(first_day, moment, scope)
+        hot_refs, pushed_refs = self._partition(refs, moment)
+        temporal: list[TemporalItem] = []
+        if self.settings.temporal_context or recap:
+            hot_paths = {p for r in hot_refs for p in r.paths}
+            limit = self.settings.recent_limit * (2 if recap else 1)
+            recent = self._recent(refs, moment, hours, limit + len(hot_refs), recap)
+            temporal = [t for t in recent if t.path not in hot_paths][:limit]
+
+        scored = self._score(query, k, moment, scope, date_range, len(hot_refs) + len(temporal))
+        tier_of: dict[str, Tier] = {}
+        for ref in hot_refs:
+            tier_of.update(dict.fromkeys(ref.paths, "hot"))
+        temporal_paths = {t.path for t in temporal}
+        tier_of.update(dict.fromkeys(temporal_paths, "temporal"))
+        matched = [item if item.path not in tier_of else replace(item, tier=tier_of[item.path]) for item in scored]
+        warm = tuple(item for item in matched if item.tier == "warm")[: self.policy.warm_results]
+
+        if by_time:
+            # A recap with no topic is about time, not meaning: recent sessions first, newest first, then matches.
+            latest = [_session_item(r, "hot") for r in hot_refs] + [_temporal_item(t) for t in temporal]
+            latest_paths = {i.path for i in latest}
+            results = _by_time(latest, hot_refs, temporal) + [i for i in matched if i.path not in latest_paths]
+        else:
+            results = matched
+        hot_sessions = tuple(self._with_body(r.summary) if bodies else r.summary for r in hot_refs)
+        return RecalledContext(
+            query=query,
+            as_of=moment,
+            sessions=hot_sessions,
+            pushed_out=tuple(r.summary for r in pushed_refs),
+            warm=warm,
+            temporal=tuple(temporal),
+            results=tuple(_distinct(results))[:k],
+            recap=recap,
+            date_range=date_range,
+        )
+
+    def passage(self, item: RecallItem, max_chars: int = 1200) -> str:
+        """The text of an item's best chunk (the whole body's start when no chunk matched), read from the vault."""
+        try:
+            note = self.vault.read_note(item.path)
+        except NoteError as exc:
+            self.vault.problems.append((exc.path, exc.reason))
+            return ""
+        lines = self.index.chunk_lines(item.path, item.anchor) if item.anchor else None
+        if lines is not None:
+            text = "\n".join(note_lines(note.body, note.body_line)[lines[0] : lines[1]]).strip()
+        else:
+            text = note.body.strip()
+        return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
+
+    def latest_summary(self, as_of: dt.datetime | None = None) -> tuple[str, str] | None:
+        """(path, body) of the newest `type: summary` note up to `as_of`, or None; `%% comments %%` are left out, as
+        Obsidian leaves them out of what it shows."""
+        info = self.index.latest_of_type("summary", local_moment(as_of).date())
+        if info is None:
+            return None
+        try:
+            body = self.vault.read_note(info.path).body
+            return info.path, _COMMENT.sub("", body).strip()
+        except NoteError as exc:
+            self.vault.problems.append((exc.path, exc.reason))
+            return None
+
+    def record(self, paths: Iterable[str], when: dt.datetime | None = None) -> None:
+        """Count one access of each path (the items were surfaced or opened); no-op without an access log."""
+        if self.access is not None:
+            self.access.record(paths, when or dt.datetime.now(dt.UTC))
+
+    # -- scoring -------------------------------------------------------------------------------
+
+    def _score(
+        self,
+        query: str,
+        k: int,
+        moment: dt.datetime,
+        scope: Scope,
+        date_range: DateRange | None,
+        reserved: int,
+    ) -> list[RecallItem]:
+        settings = self.settings
+        # Room for the hot and temporal items the question also matches, so warm still fills its share; capped,
+        # as a busy day can hold hundreds of recent sessions and few of them match.
+        share = max(k, self.policy.warm_results)
+        want = share + min(reserved, share) + 5
+        hits = {
+            h.path: h
+            for h in self.index.search(
+                query, want, scope=scope, dense_weight=settings.dense_weight, candidates=settings.candidates
+            )
+        }
+        if date_range is not None and settings.date_weight > 0:
+            ranged = scope.narrowed(since=date_range.start, until=date_range.end)
+            for hit in self.index.search(
+                query, want, scope=ranged, dense_weight=settings.dense_weight, candidates=settings.candidates
+            ):
+                if hit.path not in hits or hits[hit.path].score < hit.score:
+                    hits[hit.path] = hit
+        _drop_later_today(hits, moment)
+        if not hits:
+            return []
+        graph, via = self._graph_signal(list(hits.values()))
+        for path, (info, parent) in self._graph_neighbours(list(hits.values()), scope).items():
+            if path not in hits:
+                hits[path] = Hit(path, 0.0, 0.0, 0.0, 0.0, 0.0, "", info)
+                graph[path] = settings.graph_weight * parent.score
+                via[path] = parent.path
+        aware = moment.astimezone()
+        stats = self.access.stats(list(hits)) if self.access is not None else {}
+        items: list[RecallItem] = []
+        for path, hit in hits.items():
+            date_boost = 0.0
+            if date_range is not None:
+                day = hit.info.day
+                if day is not None:
+                    distance = date_range.distance(day)
+                    date_boost = settings.date_weight / (1.0 + distance / 7.0)
+            access = stats.get(path, AccessStats())
+            factor = decay(access, self.policy, aware, hit.info.confidence, pinned=hit.info.pinned)
+            base = hit.score + graph.get(path, 0.0) + date_boost
+            final = factor.apply(base)
+            items.append(
+                RecallItem(
+                    path=path,
+                    title=hit.info.title,
+                    tier="warm",
+                    score=final,
+                    kind=hit.info.kind,
+                    note_type=hit.info.note_type,
+                    date=hit.info.date,
+                    anchor=hit.anchor,
+                    explanation=Explanation(
+                        dense=hit.dense,
+                        lexical=hit.lexical,
+                        dense_norm=hit.dense_norm,
+                        lexical_norm=hit.lexical_norm,
+                        dense_weight=settings.dense_weight,
+                        relevance=hit.score,
+                        graph=graph.get(path, 0.0),
+                        graph_via=via.get(path, ""),
+                        date=date_boost,
+                        decay=factor,
+                        access=access,
+                        final=final,
+                    ),
+                )
+            )
+        items.sort(key=lambda i: (-i.score, i.path))
+        return items
+
+    def _graph_signal(self, hits: Sequence[Hit]) -> tuple[dict[str, float], dict[str, str]]:
+        """Boost candidates linked (either way) with one of the strongest candidates."""
+        weight = self.settings.graph_weight
+        if weight <= 0:
+            return {}, {}
+        names = _name_index(hits)
+        links_of = {h.path: {_link_name(t) for t in h.info.links} for h in hits}
+        boost: dict[str, float] = {}
+        via: dict[str, str] = {}
+        strongest = sorted(hits, key=lambda h: -h.score)[:_GRAPH_SOURCES]
+        for source in strongest:
+            linked: set[str] = set()
+            for name in links_of[source.path]:
+                linked.update(names.get(name, ()))
+            own = _names_of(source.info)
+            linked.update(h.path for h in hits if links_of[h.path] & own)
+            linked.discard(source.path)
+            for path in linked:
+                gain = weight * source.score
+                if gain > boost.get(path, 0.0):
+                    boost[path] = gain
+                    via[path] = source.path
+        return boost, via
+
+    def _graph_neighbours(self, hits: Sequence[Hit], scope: Scope) -> dict[str, tuple[NoteInfo, Hit]]:
+        """Notes the strongest candidates link to, as new candidates (the graph retrieval path of seed 004)."""
+        if self.settings.graph_weight <= 0:
+            return {}
+        strongest = sorted(hits, key=lambda h: -h.score)[:_GRAPH_EXPAND]
+        wanted: dict[str, Hit] = {}
+        for hit in strongest:
+            for target in hit.info.links:
+                wanted.setdefault(_link_name(target), hit)
+        if not wanted:
+            return {}
+        found = self.index.titled(wanted)
+        paths = {paths[0]: wanted[name] for name, paths in found.items() if paths}
+        infos = self.index.infos(list(paths))
+        out: dict[str, tuple[NoteInfo, Hit]] = {}
+        for path, info in infos.items():
+            if scope.matches(path, info.kind, info.note_type, info.day, info.frontmatter):
+                out[path] = (info, paths[path])
+        return out
+
+    def _with_body(self, summary: SessionSummary) -> SessionSummary:
+        if summary.body:
+            return summary
+        try:
+            return replace(summary, body=self.vault.read_note(summary.path).body)
+        except NoteError as exc:
+            self.vault.problems.append((exc.path, exc.reason))
+            return summary
+
+
+def note_lines(body: str, body_line: int) -> list[str]:
+    """The note's lines indexed as in its file: the frontmatter lines are blanks, so file line numbers apply."""
+    return [""] * body_line + body.split("\n")
+
+
+def _drop_later_today(hits: dict[str, Hit], moment: dt.datetime) -> None:
+    """Leave out notes of `moment`'s own day stamped later than it: the index filters by day, a replay by time."""
+    today = moment.date().isoformat()
+    for path, hit in list(hits.items()):
+        date = hit.info.date or ""
+        if date[:10] != today or ("T" not in date and '"time"' not in hit.info.fields_json):
+            continue
+        when = session_datetime(date, str(hit.info.frontmatter.get("time") or ""))
+        if when is not None and when > moment:
+            del hits[path]
+
+
+def _session_item(ref: SessionRef, tier: Tier) -> RecallItem:
+    s = ref.summary
+    return RecallItem(ref.carrier, ref.title, tier, 0.0, "conversation", "conversation", s.date, "", None)
+
+
+def _temporal_item(item: TemporalItem) -> RecallItem:
+    date = item.when.date().isoformat()
+    return RecallItem(item.path, item.title, "temporal", 0.0, "conversation", "conversation", date, "", None)
+
+
+def _by_time(items: list[RecallItem], hot: Sequence[SessionRef], temporal: Sequence[TemporalItem]) -> list[RecallItem]:
+    when: dict[str, dt.datetime] = {t.path: t.when for t in temporal}
+    for ref in hot:
+        stamp = ref.summary.when or session_datetime(ref.summary.date, ref.summary.time)
+        if stamp is not None:
+            when[ref.carrier] = stamp
+    return sorted(items, key=lambda i: (when.get(i.path, dt.datetime.min), i.path), reverse=True)
+
+
+def _distinct(items: Iterable[RecallItem]) -> list[RecallItem]:
+    seen: set[str] = set()
+    out: list[RecallItem] = []
+    for item in items:
+        if item.path not in seen:
+            seen.add(item.path)
+            out.append(item)
+    return out
+
+
+def _link_name(target: str) -> str:
+    name = target.rsplit("/", 1)[-1]
+    return name.removesuffix(".md").casefold()
+
+
+def _names_of(info: NoteInfo) -> set[str]:
+    names = {info.title.casefold()}
+    if '"aliases"' not in info.fields_json:
+        return names  # most notes have none: skip decoding their frontmatter
+    aliases = info.frontmatter.get("aliases")
+    if isinstance(aliases, list):
+        names.update(str(a).casefold() for a in aliases)
+    elif isinstance(aliases, str):
+        names.add(aliases.casefold())
+    return names
+
+
+def _name_index(hits: Sequence[Hit]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for hit in hits:
+        for name in _names_of(hit.info):
+            out.setdefault(name, []).append(hit.path)
+    return out

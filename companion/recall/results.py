@@ -1,0 +1,117 @@
+"""The values recall produces: items with their tier and the parts of their score, and the whole context."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Literal
+
+from companion.recall.dates import DateRange
+from companion.recall.decay import AccessStats, Decay
+from companion.recall.temporal import TemporalItem
+from companion.vault.sessions import SessionSummary
+
+Tier = Literal["hot", "warm", "temporal"]
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why an item has its score: `final = (relevance + graph + date) * decay`."""
+
+    dense: float
+    """Best chunk's cosine similarity to the question."""
+    lexical: float
+    """BM25 score of the whole note."""
+    dense_norm: float
+    """`dense` scaled to [0, 1] over the candidates."""
+    lexical_norm: float
+    """`lexical` scaled to [0, 1] over the candidates."""
+    dense_weight: float
+    """Share of the dense side in `relevance`."""
+    relevance: float
+    """`dense_weight * dense_norm + (1 - dense_weight) * lexical_norm`."""
+    graph: float
+    """What wikilinks to or from strong candidates added."""
+    graph_via: str
+    """The candidate that link came from (empty when none)."""
+    date: float
+    """What the date named in the question added."""
+    decay: Decay
+    """The spaced-repetition multiplier and its parts."""
+    access: AccessStats
+    """The access statistics the decay was computed from."""
+    final: float
+    """The score the item is ranked by."""
+
+    def lines(self) -> list[str]:
+        """The explanation in words, one part per line."""
+        out = [
+            f"dense {self.dense:.3f} (scaled {self.dense_norm:.2f}) x {self.dense_weight:.2f}"
+            f" + bm25 {self.lexical:.2f} (scaled {self.lexical_norm:.2f}) x {1 - self.dense_weight:.2f}"
+            f" = relevance {self.relevance:.3f}",
+        ]
+        if self.graph:
+            out.append(f"graph +{self.graph:.3f} (linked with {self.graph_via})")
+        if self.date:
+            out.append(f"date +{self.date:.3f} (dated in the range the question names)")
+        d = self.decay
+        if d.pinned:
+            out.append(f"decay {d.value:.3f}: pinned, so the ceiling applies (the curve alone gives {d.curve:.3f})")
+        elif d.days_since_access is None:
+            out.append(f"decay {d.value:.3f}: never accessed ({d.curve:.2f} + confidence lift {d.lift:.2f})")
+        else:
+            out.append(
+                f"decay {d.value:.3f}: 0.5^({d.days_since_access:.1f} d / half-life) = {d.curve:.3f}"
+                f" + resistance {d.resistance:.3f} ({self.access.access_count} accesses), clamped"
+            )
+        out.append(f"final {self.final:.4f}")
+        return out
+
+
+@dataclass(frozen=True)
+class RecallItem:
+    """One recalled note."""
+
+    path: str
+    """Vault-relative POSIX path."""
+    title: str
+    """File name without `.md`."""
+    tier: Tier
+    """Which tier holds it."""
+    score: float
+    """The final score (0 for hot and temporal items that did not match the question)."""
+    kind: str
+    """Note kind."""
+    note_type: str | None
+    """Frontmatter `type`."""
+    date: str | None
+    """Frontmatter `date`."""
+    anchor: str
+    """The best chunk's anchor, empty when none matched."""
+    explanation: Explanation | None
+    """The parts of `score`, None for items that were not scored."""
+
+
+@dataclass(frozen=True)
+class RecalledContext:
+    """Everything recalled for one question, tier by tier, as typed values."""
+
+    query: str
+    """The question."""
+    as_of: dt.datetime
+    """The moment recall was made for (naive local time)."""
+    sessions: tuple[SessionSummary, ...]
+    """The hot tier (seed 000's `RecalledContext.sessions`), newest first."""
+    pushed_out: tuple[SessionSummary, ...]
+    """Sessions of the hot window that the policy's limit left out (recalled as temporal or warm instead)."""
+    warm: tuple[RecallItem, ...]
+    """Warm items, best first, at most `policy.warm_results`."""
+    temporal: tuple[TemporalItem, ...]
+    """The always-on tier of recent sessions, newest first (empty when the toggle is off)."""
+    results: tuple[RecallItem, ...]
+    """Every recalled note once, best first, with its tier."""
+    recap: bool
+    """True when the question asks for a recap (seed 002): the temporal tier is boosted, with summaries; a recap
+    with no topic also lists recent sessions first, by time."""
+    date_range: DateRange | None
+    """The dates the question names, when it names any."""

@@ -1,0 +1,1 @@
+"""The terminal app: panes, knobs and curation on top of a `Workspace`."""

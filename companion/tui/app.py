@@ -1,0 +1,306 @@
+"""The terminal app: hot and warm panes with decay scores, the note view, live policy knobs and the indexer status.
+
+The app receives its services (a `Workspace`) as an argument, so tests hand it a small real vault. Everything that
+reads files, SQLite, Chroma or the model runs in thread workers; widgets get data as attributes and answer with
+messages. One lock keeps the index's single connection to one thread at a time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import ClassVar
+
+from textual import work
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input
+
+from companion.config import CompanionConfig, save_config
+from companion.errors import CompanionError, NoteError
+from companion.recall.engine import Recall
+from companion.recall.explain import explain_lines
+from companion.recall.results import RecalledContext
+from companion.retention import RetentionPolicy
+from companion.tui.curation import CuratingApp
+from companion.vault.graph import VaultGraph
+from companion.vault.notes import Note
+from companion.workspace import Workspace
+from indexer.graphs import manifest_graph
+from widgets.explain import ExplainDialog
+from widgets.hot_pane import HotPane
+from widgets.link_graph import LinkGraph, Neighbourhood
+from widgets.note_view import NoteView
+from widgets.policy_knobs import PolicyKnobs
+from widgets.status_line import StatusLine
+from widgets.warm_pane import WarmPane
+
+
+class CompanionApp(CuratingApp):
+    """See, tune and curate what an agent will remember."""
+
+    TITLE = "Vault Companion"
+    CSS_PATH = "app.tcss"
+    AUTO_FOCUS = "#hot"  # keys work at once; `/` goes to the search box
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "focus_search", "search"),
+        Binding("h", "focus_pane('hot')", "hot", show=False),
+        Binding("w", "focus_pane('warm')", "warm", show=False),
+        Binding("p", "focus_pane('knobs')", "policy", show=False),
+        Binding("g", "focus_pane('graph')", "graph", show=False),
+        Binding("e", "explain", "explain"),
+        Binding("asterisk", "pin", "pin"),
+        Binding("t", "retag", "tags"),
+        Binding("y", "retype", "type"),
+        Binding("m", "merge", "merge"),
+        Binding("a", "archive", "archive"),
+        Binding("d", "delete", "delete"),
+        Binding("o", "open_in_obsidian", "Obsidian"),
+        Binding("u", "undo", "undo"),
+        Binding("ctrl+s", "save_policy", "save policy"),
+    ]
+
+    # (title, help, action) for Textual's command palette (ctrl+p); every curation is reachable there too.
+    PALETTE: ClassVar[tuple[tuple[str, str, str], ...]] = (
+        ("Pin or unpin the note", "pinned notes keep their full score whatever their age (*)", "pin"),
+        ("Set the note's tags", "replace the tags property (t)", "retag"),
+        ("Set the note's type", "fact, preference, decision, conversation... (y)", "retype"),
+        ("Merge the note into another", "append its text, rewrite links to it, trash it (m)", "merge"),
+        ("Archive the note", "move it to the archive folder, out of recall (a)", "archive"),
+        ("Delete the note", "to Obsidian's .trash/ unless the vault says otherwise (d)", "delete"),
+        ("Undo the last curation", "restore the files exactly as they were (u)", "undo"),
+        ("Open the note in Obsidian", "through an obsidian:// link (o)", "open_in_obsidian"),
+        ("Explain the score", "every part of the highlighted item's score (e)", "explain"),
+        ("Save the policy", "write the knobs to .companion/companion.yaml (ctrl+s)", "save_policy"),
+        ("Sort the warm pane by the next column", "s in the warm pane; S reverses", "sort_warm"),
+        ("Search", "focus the search box (/)", "focus_search"),
+    )
+
+    def __init__(self, workspace: Workspace, *, as_of: dt.datetime | None = None, read_only: bool = False) -> None:
+        super().__init__(workspace, read_only=read_only)
+        self.as_of = as_of
+        """The moment the app shows (None: now); tests and replays fix it."""
+        self.policy: RetentionPolicy = workspace.config.retention
+        """The policy as the knobs set it (saved only on request)."""
+        self.query_text = ""
+        """The search box's text."""
+        self._engine: Recall | None = None
+        self._hot_paths: frozenset[str] = frozenset()
+        self._asked = 0  # numbers each recall, so only the newest is shown
+        self._graph_cache: tuple[object, VaultGraph] | None = None
+        self.context: RecalledContext | None = None
+        """The last recall shown."""
+        self.refreshes = 0
+        """How many recalls the panes have shown (for tests and `companion bench`)."""
+        self.refreshed_at = 0.0
+        """`time.perf_counter()` when the panes last finished filling (the paint follows in the next frame)."""
+
+    def compose(self) -> ComposeResult:
+        """Search box on top, hot and warm panes on the left, note view and knobs on the right."""
+        yield Header()
+        yield Input(
+            placeholder="search what the agent remembers (empty: what the policy pushed out of hot)", id="search"
+        )
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield HotPane(id="hot")
+                yield WarmPane(id="warm")
+            with Vertical(id="right"):
+                yield NoteView(id="note")
+                yield LinkGraph(id="graph")
+                yield PolicyKnobs(self.policy, id="knobs")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Start the indexer's catch-up, then show the tiers."""
+        self.sub_title = self.workspace.root.name
+        status = self.query_one(StatusLine)
+        status.mode = "read-only: the index is not written" if self.read_only else "indexer in the app"
+        # The first screen comes from the index as it is; the catch-up runs after it and refreshes what changed.
+        self.refresh_recall()
+        self.run_indexer()
+
+    # -- recall and notes -------------------------------------------------------------------------
+
+    def _index_changed(self) -> None:
+        """The index changed under the panes: recall again, and show the open note as it is now."""
+        self.refresh_recall()
+        if self._shown_path is not None:
+            self.open_note(self._shown_path, refresh=True)
+
+    def refresh_recall(self) -> None:
+        """Recall for the search box under the current policy and show it (no re-indexing)."""
+        self._asked += 1
+        self._recall(self._asked, self.query_text, self.policy)
+
+    @work(thread=True, exclusive=True, group="recall", exit_on_error=False)
+    def _recall(self, asked: int, query: str, policy: RetentionPolicy) -> None:
+        with self._index_lock:
+            engine = self._recall_engine()
+            engine.policy = policy
+            try:
+                context = engine.recall(query, k=policy.warm_results, as_of=self.as_of)
+            except CompanionError as exc:
+                self.call_from_thread(self.notify, str(exc), title="recall failed", severity="error")
+                return
+        self.call_from_thread(self._show, asked, query, context)
+
+    def reshow(self, path: str) -> None:
+        """Show the note again as it is on disk now (the watcher re-indexes it within a second)."""
+        self.open_note(path, refresh=True)
+
+    @work(thread=True, exclusive=True, group="note", exit_on_error=False)
+    def open_note(self, path: str, *, refresh: bool = False) -> None:
+        """Read and show one note (a `refresh` after a change on disk keeps the scroll and records no access)."""
+        try:
+            note: Note | None = self.workspace.vault.read_note(path)
+            problem = ""
+        except NoteError as exc:
+            note, problem = None, exc.reason
+        self.call_from_thread(self._note_read, path, note, problem, refresh)
+        with self._index_lock:
+            generation = self.workspace.manifest.generation()
+            stale = self._graph_cache is None or self._graph_cache[0] != generation
+            records = self.workspace.manifest.notes() if stale else []
+        if stale:
+            # The vault walk (for attachments) runs outside the lock: recalls and knob presses never wait for it.
+            self._graph_cache = (generation, manifest_graph(records, self.workspace.vault.scan_all()))
+        assert self._graph_cache is not None
+        graph = self._graph_cache[1]
+        hood = Neighbourhood(
+            path=path,
+            outlinks=tuple((link.target, resolved) for link, resolved in graph.outlinks(path)),
+            backlinks=tuple(graph.backlinks(path)),
+            two_hops=tuple(sorted(p for p, hops in graph.neighbours(path, 2).items() if hops == 2)),
+        )
+        self.call_from_thread(self._graph_read, hood)
+        if not refresh and not self.read_only and self.as_of is None:
+            # Opening a note is an access (seed 004); a replay of the past or a read-only session records none.
+            with self._index_lock:
+                self._recall_engine().record([path])
+
+    def _note_read(self, path: str, note: Note | None, problem: str, refresh: bool) -> None:
+        """Show a note just read, unless the user has moved on (reads of older highlights can finish late)."""
+        if path != self._shown_path:
+            return
+        view = self.query_one(NoteView)
+        if note is None:
+            self._shown_note = None
+            view.show_problem(path, problem)
+        elif not (refresh and self._shown_note is not None and self._shown_note.content_hash == note.content_hash):
+            self._shown_note = note
+            view.show(note, keep_scroll=refresh)
+
+    def _graph_read(self, hood: Neighbourhood) -> None:
+        if hood.path == self._shown_path:
+            self.query_one(LinkGraph).show(hood)
+
+    def _recall_engine(self) -> Recall:
+        if self._engine is None:
+            self._engine = self.workspace.recall()
+        return self._engine
+
+    # -- showing --------------------------------------------------------------------------------
+
+    def _show(self, asked: int, query: str, context: RecalledContext) -> None:
+        if asked != self._asked:
+            return  # a thread worker cannot be stopped mid-way: a newer question's answer is on its way
+        self._first_shown.set()
+        self.context = context
+        self.refreshes += 1
+        hot_now = frozenset(s.path for s in context.sessions)
+        arrived = hot_now - self._hot_paths if self._hot_paths else frozenset()
+        left = self._hot_paths - hot_now
+        self._hot_paths = hot_now
+        self.query_one(HotPane).show(context.sessions, arrived)
+        warm = self.query_one(WarmPane)
+        if query.strip():
+            warm.show_results(context.results, query)
+        else:
+            warm.show_pushed_out(context.pushed_out, left)
+        self.refreshed_at = time.perf_counter()
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Search on Enter, then move to the results."""
+        self.query_text = event.value
+        self.refresh_recall()
+        self.query_one(WarmPane).focus()
+
+    def on_policy_knobs_changed(self, event: PolicyKnobs.Changed) -> None:
+        """Re-partition and re-score at once under the new policy."""
+        self.policy = event.policy
+        self.refresh_recall()
+
+    def on_hot_pane_session_selected(self, event: HotPane.SessionSelected) -> None:
+        """Show the selected session."""
+        self._select(event.path)
+
+    def on_warm_pane_note_selected(self, event: WarmPane.NoteSelected) -> None:
+        """Show the selected note."""
+        self._select(event.path)
+
+    def on_link_graph_note_chosen(self, event: LinkGraph.NoteChosen) -> None:
+        """Follow a link: show the chosen note and its own neighbourhood."""
+        self._select(event.path)
+
+    def _select(self, path: str) -> None:
+        # Refilled panes highlight their first row again; re-rendering the same note on every knob press would
+        # cost more than the whole re-partition.
+        if path != self._shown_path:
+            self._shown_path, self._shown_note = path, None
+            self.open_note(path)
+
+    # -- actions --------------------------------------------------------------------------------
+
+    def action_focus_search(self) -> None:
+        """Focus the search box."""
+        self.query_one("#search", Input).focus()
+
+    def action_focus_pane(self, widget_id: str) -> None:
+        """Focus a pane."""
+        self.query_one(f"#{widget_id}").focus()
+
+    def action_save_policy(self) -> None:
+        """Write the policy to the vault's config (atomically, off the event loop); refused in read-only mode."""
+        if self.read_only:
+            self.notify("read-only mode: the policy was not saved", severity="warning")
+            return
+        self._save_policy(replace(self.workspace.config, retention=self.policy))
+
+    @work(thread=True, exclusive=True, group="save", exit_on_error=False)
+    def _save_policy(self, config: CompanionConfig) -> None:
+        # An fsync of the file and its folder: seconds on a slow disk, so never on the event loop.
+        try:
+            path = save_config(self.workspace.root, config)
+        except OSError as exc:
+            self.call_from_thread(self.notify, str(exc), title="the policy was not saved", severity="error")
+            return
+        self.workspace.config = config
+        self.call_from_thread(self.notify, f"saved to {path}", title="policy saved")
+
+    def action_sort_warm(self) -> None:
+        """Sort the warm pane by its next column."""
+        self.query_one(WarmPane).action_sort_next()
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """Textual's own commands, then every action of the app (ctrl+p)."""
+        yield from super().get_system_commands(screen)
+        for title, help_text, action in self.PALETTE:
+            yield SystemCommand(title, help_text, getattr(self, f"action_{action}"))
+
+    # -- explain --------------------------------------------------------------------------------
+
+    def action_explain(self) -> None:
+        """Show why the highlighted item has its score (or why a session is hot)."""
+        path = self._shown_path
+        if path is None or self.context is None:
+            self.notify("highlight a session or a note first", severity="warning")
+            return
+        self.push_screen(ExplainDialog(path, explain_lines(self.context, path, self.policy)))
