@@ -17,23 +17,17 @@ import stat
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from companion.atomic import make_folders, remove_durably, write_atomic
-from companion.config import CompanionConfig
-from companion.curation.relink import rewrite_lines, rewrite_string
-from companion.errors import CurationError, NoteError
+from companion.curation.merge import merge_edits
+from companion.curation.plans import Plan, PlannedWrite, decode_note
+from companion.errors import CurationError
 from companion.folderlock import folder_lock
 from companion.vault.audit import AuditEntry, AuditLog, FileChange, sha256_hex
-from companion.vault.frontmatter_edit import line_ending, properties, remove_field, set_field, split_body
-from companion.vault.links import frontmatter_tags, merge_tags
-from companion.vault.notes import Note
-from companion.vault.parse import parse_note, title_of
-from companion.vault.reader import ObsidianVault, _inside, _unsafe_reason, valid_name
-from companion.vault.resolve import LinkResolver
+from companion.vault.frontmatter_edit import properties, remove_field, set_field
+from companion.vault.reader import _inside, _unsafe_reason, valid_name
 
 __all__ = ["CurationError", "Curator", "Plan", "PlannedWrite", "obsidian_uri"]
 
@@ -42,37 +36,6 @@ TRASH_FOLDER = ".trash"
 
 _TAG = re.compile(r"[\w/-]+")
 _TRASH_OPTIONS = ("system", "local", "none")
-
-
-@dataclass(frozen=True)
-class PlannedWrite:
-    """One file a plan writes or removes."""
-
-    path: str
-    """Vault-relative POSIX path."""
-    expected: str | None
-    """SHA-256 of the bytes the plan was computed from; None when the file must not exist yet."""
-    content: bytes | None
-    """The new bytes; None to remove the file."""
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What a curation will do, computed from the vault as it was; nothing is written until `Curator.apply`."""
-
-    action: str
-    """`pin`, `unpin`, `tag`, `type`, `archive`, `delete` or `merge`."""
-    summary: str
-    """One line saying what will happen, for a confirmation (and later the audit log)."""
-    destructive: bool
-    """True for curations that move or remove notes (delete, merge, archive): ask before applying."""
-    writes: tuple[PlannedWrite, ...]
-    """Every file written or removed; empty when there is nothing to change."""
-
-    @property
-    def changes_nothing(self) -> bool:
-        """True when applying would change no file (the note is already as asked)."""
-        return not self.writes
 
 
 class Curator:
@@ -150,7 +113,7 @@ class Curator:
     def _edit_plan(self, action: str, path: str, summary: str, edit: Callable[[str], str]) -> Plan:
         rel = self._note_path(path)
         raw = self._read(rel)
-        text = _decode(rel, raw)
+        text = decode_note(rel, raw)
         new = edit(text)
         if new == text:
             return Plan(action, f"{summary}: already so, nothing to change", False, ())
@@ -234,85 +197,10 @@ class Curator:
         if os.path.samefile(self._absolute(keep), self._absolute(drop)):
             # Two spellings of one file (a case-insensitive file system).
             raise CurationError(f"{keep} and {drop} are the same file; a note cannot be merged into itself")
-        keep_note, drop_note = _parse(keep, keep_raw), _parse(drop, drop_raw)
-
-        vault = ObsidianVault(self.root, CompanionConfig())
-        files = vault.scan_all()
-        notes = vault.read_all_notes(files)
-        unread = sorted({path for path, _ in vault.problems if path.endswith(".md")})
-        aliases = {rel: note.aliases for rel, note in notes.items() if note.aliases}
-        before = LinkResolver(files, aliases)
-
-        drop_stem, keep_stem = title_of(drop), title_of(keep)
-        new_aliases = _merged_aliases(keep_note, drop_note)
-        after_aliases = {rel: names for rel, names in aliases.items() if rel != drop}
-        after_aliases[keep] = new_aliases
-        after = LinkResolver([rel for rel in files if rel != drop], after_aliases)
-        same_name = [
-            rel
-            for rel in files
-            if rel != drop and rel.lower().endswith(".md") and title_of(rel).casefold() == keep_stem.casefold()
-        ]
-        keep_target = keep_stem if len(same_name) <= 1 else keep[:-3]
-
-        def names_drop(target: str, source: str) -> bool:
-            # A link reaching `drop` through one of its aliases is left alone: `keep` takes over the aliases. A link
-            # already written as `keep_target` needs no change (keep and drop can share a name).
-            written = _link_path(target)
-            name = written.rsplit("/", 1)[-1]
-            return (
-                before.resolve(target, source) == drop
-                and name == drop_stem.casefold()
-                and written != keep_target.casefold()
-            )
-
-        def relink(rel: str, text: str, *, links_from: str, body_only: bool = False) -> tuple[str, int]:
-            # `links_from` is where the rewritten links will stand: drop's body ends up in keep.
-            if after.resolve(keep_target, links_from) != keep:
-                raise CurationError(
-                    f"{rel}: a link to [[{keep_target}]] would not lead to {keep} from this note; "
-                    "rename one of the notes sharing that name first; nothing was written"
-                )
-            return _relink(rel, text, lambda t: keep_target if t.strip() and names_drop(t, rel) else None, body_only)
-
-        writes: list[PlannedWrite] = []
-        link_count = 0
-        relinked_notes = 0
-        for rel in sorted(notes):
-            if rel in (keep, drop) or not any(names_drop(link.target, rel) for link in notes[rel].links):
-                continue
-            raw = self._read(rel)
-            new_text, count = relink(rel, _decode(rel, raw), links_from=rel)
-            if count:
-                writes.append(PlannedWrite(rel, sha256_hex(raw), new_text.encode("utf-8")))
-                link_count += count
-                relinked_notes += 1
-
-        keep_text, own = relink(keep, _decode(keep, keep_raw), links_from=keep)
-        drop_text, _ = relink(drop, _decode(drop, drop_raw), links_from=keep, body_only=True)
-        link_count += own
-        relinked_notes += 1 if own else 0
-        keep_text, added_tags = _union_tags(keep, keep_text, keep_note, drop_note)
-        keep_text, added_aliases = _set_aliases(keep, keep_text, keep_note, new_aliases)
-        keep_text = _append_section(keep_text, f"## Merged from {drop_stem}", split_body(drop_text))
-        writes.insert(0, PlannedWrite(keep, sha256_hex(keep_raw), keep_text.encode("utf-8")))
+        edits = merge_edits(self.root, keep, drop, keep_raw, drop_raw, self._read)
         removal, where = self._removal(drop, drop_raw)
-        writes[1:1] = removal
-
-        parts = [f"Merge {drop} into {keep}: its text is appended under '## Merged from {drop_stem}'"]
-        if added_tags:
-            parts.append(f"tags {' '.join('#' + tag for tag in added_tags)} are added")
-        if added_aliases:
-            parts.append(f"aliases {', '.join(added_aliases)} are added")
-        if link_count:
-            links = f"{link_count} link{'s' if link_count != 1 else ''}"
-            parts.append(
-                f"{links} in {relinked_notes} note{'s' if relinked_notes != 1 else ''} now point to [[{keep_target}]]"
-            )
-        parts.append(f"{drop} is {where}")
-        if unread:
-            parts.append(f"{len(unread)} unreadable note{'s' if len(unread) != 1 else ''} not checked for links")
-        return Plan("merge", "; ".join(parts), True, tuple(writes))
+        writes = (edits.keep_write, *removal, *edits.relinked)
+        return Plan("merge", edits.summary(where), True, writes)
 
     # -- applying and undoing
     # ---------------------------------------------------------------------------------------------------------
@@ -555,20 +443,6 @@ def _changed_since(expected: str | None, found: str | None) -> str:
     return "changed"
 
 
-def _decode(rel: str, raw: bytes) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CurationError(f"{rel}: is not valid UTF-8 text, so it cannot be edited; re-save it as UTF-8") from exc
-
-
-def _parse(rel: str, raw: bytes) -> Note:
-    try:
-        return parse_note(rel, raw, max_bytes=max(len(raw), 1))
-    except NoteError as exc:
-        raise CurationError(f"{exc}; nothing was written") from exc
-
-
 def _clean_tags(tags: Sequence[str]) -> list[str]:
     if isinstance(tags, str):
         raise CurationError(f"tags must be a list of tags, not the single string {tags!r}")
@@ -586,95 +460,3 @@ def _clean_tags(tags: Sequence[str]) -> list[str]:
         if tag.casefold() not in {t.casefold() for t in clean}:
             clean.append(tag)
     return clean
-
-
-def _relink(rel: str, text: str, retarget: Callable[[str], str | None], body_only: bool) -> tuple[str, int]:
-    """Retarget the links of one note's text (body lines, then property values) and check the result parses back."""
-    note = _parse(rel, text.encode("utf-8"))
-    lines = {link.line for link in note.links if link.property is None and retarget(link.target) is not None}
-    new_text, count = rewrite_lines(text, lines, retarget)
-    if not body_only:
-        named = {link.property for link in note.links if link.property and retarget(link.target)}
-        # A nested value is named by its dotted path; its top-level property is the key that path starts with.
-        keys = {key for key in note.frontmatter if any(n == key or n.startswith(f"{key}.") for n in named)}
-        for key in sorted(keys):
-            value = note.frontmatter.get(key)
-            new_value: Any
-            if isinstance(value, str):
-                new_value, changed = rewrite_string(value, retarget)
-            elif isinstance(value, list) and all(isinstance(item, str) for item in value):
-                pairs = [rewrite_string(item, retarget) for item in value]
-                new_value, changed = [item for item, _ in pairs], sum(n for _, n in pairs)
-            else:
-                raise CurationError(
-                    f"{rel}: the property '{key}' links to the merged note inside a nested value, which the companion "
-                    "cannot rewrite safely; change that link in Obsidian first; nothing was written"
-                )
-            new_text = set_field(new_text, key, new_value, path=rel)
-            count += changed
-    after = _parse(rel, new_text.encode("utf-8"))
-    left = [link for link in after.links if (link.property is None or not body_only) and retarget(link.target)]
-    if left or len(after.links) != len(note.links):
-        raise CurationError(
-            f"{rel}: its links to the merged note could not be rewritten safely (line {left[0].line + 1 if left else 1}"
-            "); change them in Obsidian first; nothing was written"
-        )
-    return new_text, count
-
-
-def _merged_aliases(keep: Note, drop: Note) -> tuple[str, ...]:
-    """Keep's aliases as they are, then drop's name and aliases that keep's name or aliases do not already cover
-    (compared in any case, as Obsidian resolves links)."""
-    seen = {title_of(keep.path).casefold(), *(alias.casefold() for alias in keep.aliases)}
-    merged = list(keep.aliases)
-    for alias in (title_of(drop.path), *drop.aliases):
-        if alias.casefold() not in seen:
-            seen.add(alias.casefold())
-            merged.append(alias)
-    return tuple(merged)
-
-
-def _link_path(target: str) -> str:
-    """A link target compared the way Obsidian matches it: without `.md`, `/` as separator, in any case."""
-    written = target.strip().replace("\\", "/").lstrip("/")
-    return (written[:-3] if written.lower().endswith(".md") else written).casefold()
-
-
-def _union_tags(rel: str, text: str, keep: Note, drop: Note) -> tuple[str, list[str]]:
-    """Keep's text with the `tags` property holding keep's tags then drop's, and the tags that were added."""
-    keep_tags = list(merge_tags(frontmatter_tags(keep.frontmatter)))
-    union = list(merge_tags(keep_tags, frontmatter_tags(drop.frontmatter)))
-    added = union[len(keep_tags) :]
-    if not added:
-        return text, []
-    for key in properties(text, rel):
-        if key.lower() in ("tags", "tag") and key != "tags":
-            text = remove_field(text, key, path=rel)
-    return set_field(text, "tags", union, path=rel), added
-
-
-def _set_aliases(rel: str, text: str, keep: Note, aliases: tuple[str, ...]) -> tuple[str, list[str]]:
-    """Keep's text with its `aliases` property set to `aliases` (when they differ), and the aliases added."""
-    added = [alias for alias in aliases if alias not in keep.aliases]
-    if not added:
-        return text, []
-    for key in properties(text, rel):
-        if key.lower() in ("aliases", "alias") and key != "aliases":
-            text = remove_field(text, key, path=rel)
-    return set_field(text, "aliases", list(aliases), path=rel), added
-
-
-def _append_section(text: str, heading: str, body: str) -> str:
-    """The text with a blank line, `heading`, a blank line and `body` appended, in the text's line endings."""
-    newline = line_ending(text)
-    body = body.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n").strip("\n").rstrip()
-    if newline != "\n":
-        body = body.replace("\n", newline)
-    if text and not text.endswith(("\n", "\r")):
-        text += newline
-    if text.strip() and not text.endswith(newline * 2):
-        text += newline
-    section = f"{heading}{newline}"
-    if body:
-        section += f"{newline}{body}{newline}"
-    return text + section

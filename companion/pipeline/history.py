@@ -11,12 +11,13 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from companion.atomic import write_atomic
 from companion.errors import ConfigError, HistoryError
 from companion.specs import SourceConfig
 from companion.vault.paths import inside_vault
@@ -260,3 +261,54 @@ def _matcher(parts: tuple[str, ...]) -> re.Pattern[str]:
             segment += re.escape(piece)
         out.append(segment)
     return re.compile("/".join(out))
+
+
+def rewrite_log(log: HistoryLog, new: bytes, step: Callable[[str], None]) -> bytes:
+    """Replace the log with `new` plus whatever the live file holds past the read; return those extra bytes.
+
+    The old file stays open across the rename and is drained once more afterwards: a line the recorder appended
+    between the last copy and the rename went to the old file, and is carried over instead of vanishing with it.
+    (A recorder that keeps its handle open for good goes on writing to the old file; it must reopen the log per
+    append, as log rotation also requires.)
+    """
+    carried: list[bytes] = []
+    try:
+        live = log.path.open("rb")
+    except OSError as exc:
+        raise HistoryError(f"{log.path}: cannot reopen the history log ({exc.strerror or exc}); unchanged") from exc
+    offset = log.size
+
+    def copy_from_live(handle: BinaryIO) -> None:
+        nonlocal offset
+        # Copy until two looks in a row find nothing new: the recorder may be mid-write.
+        quiet = 0
+        while quiet < 2:
+            live.seek(offset)
+            chunk = live.read()
+            if chunk:
+                handle.write(chunk)
+                carried.append(chunk)
+                offset += len(chunk)
+                quiet = 0
+            else:
+                quiet += 1
+
+    def copy_tail(handle: BinaryIO) -> None:
+        info = os.fstat(live.fileno())
+        if (info.st_dev, info.st_ino) != log.identity or info.st_size < log.size:
+            raise HistoryError(
+                f"{log.path}: the log was replaced or truncated during the run, so it was left as it is "
+                "(archives already written keep copies of what would have been dropped); run again"
+            )
+        copy_from_live(handle)
+        step("history-written")
+
+    with live:
+        write_atomic(log.path, new, before_replace=copy_tail)
+        late = len(carried)
+        with log.path.open("ab") as now_live:
+            copy_from_live(now_live)
+            if len(carried) > late:
+                now_live.flush()
+                os.fsync(now_live.fileno())
+    return b"".join(carried)

@@ -32,15 +32,15 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import BinaryIO, Protocol, TypeVar
 
 from companion.atomic import make_folders, unused_path, write_atomic
 from companion.config import CompanionConfig
-from companion.errors import ConfigError, HistoryError, ProcessError
+from companion.errors import ConfigError, ProcessError
 from companion.folderlock import folder_lock
+from companion.pipeline.derived import write_embeds, write_extracts, write_summaries
 from companion.pipeline.extract import EXTRACTED_BY, ExtractReport, extract_agent
 from companion.pipeline.forward import ForwardReport, forward_entries, state_file
-from companion.pipeline.history import BadLine, Entry, HistoryLog, Source, find_sources, read_log
+from companion.pipeline.history import BadLine, Entry, HistoryLog, Source, find_sources, read_log, rewrite_log
 from companion.pipeline.processors import (
     REDACTION_VERSION,
     ArchiveProcessor,
@@ -54,7 +54,7 @@ from companion.pipeline.processors import (
     SummarizeProcessor,
     build_processor,
 )
-from companion.pipeline.sessionnotes import apply_to_notes, markdown_changed, read_notes
+from companion.pipeline.sessionnotes import NotesRead, apply_to_notes, markdown_changed, read_notes
 from companion.pipeline.summarize import PROMPT_VERSION, SummaryReport, summarize_agent
 from companion.pipeline.transcripts import EMBEDDED_BY, EmbedReport, Redaction, embed_agent
 from companion.specs import ProcessorSpec
@@ -303,6 +303,160 @@ def _one_run_per_log(path: Path) -> AbstractContextManager[None]:
     return folder_lock(path.parent)
 
 
+@dataclass(frozen=True)
+class _Derivations:
+    """What the list's side-effect processors made of the entries read, before anything is written."""
+
+    forwards: tuple[ForwardReport, ...]
+    summaries: tuple[SummaryReport, ...]
+    extracts: tuple[ExtractReport, ...]
+    embeds: tuple[EmbedReport, ...]
+
+
+def _derive(
+    source: Source,
+    chosen: Sequence[Processor],
+    outcome: _Outcome,
+    now: datetime,
+    state_dir: Path | None,
+    env: Mapping[str, str],
+    dry_run: bool,
+) -> _Derivations:
+    """Send what forward processors send and compute the summary, extracted and history notes (written later)."""
+    forwards = tuple(
+        forward_entries(
+            p, source.agent, outcome.seen, state_file(p, source.agent, source.path, state_dir), dry_run=dry_run
+        )
+        for p in chosen
+        if isinstance(p, ForwardProcessor)
+    )
+    summaries = tuple(
+        summarize_agent(p, source.agent, source.path, outcome.seen, now, environ=env, dry_run=dry_run)
+        for p in chosen
+        if isinstance(p, SummarizeProcessor)
+    )
+    # Extracted notes link back to the list's summary note when it has one.
+    summarizer = next((p for p in chosen if isinstance(p, SummarizeProcessor)), None)
+    extracts = tuple(
+        extract_agent(p, source.agent, source.path, outcome.seen, environ=env, summary=summarizer)
+        for p in chosen
+        if isinstance(p, ExtractProcessor)
+    )
+    embeds = tuple(
+        embed_agent(
+            p, source.agent, source.path, outcome.seen, environ=env, redaction=outcome.redaction, origin=source.origin
+        )
+        for p in chosen
+        if isinstance(p, EmbedProcessor)
+    )
+    return _Derivations(forwards, summaries, extracts, embeds)
+
+
+def _first_report(
+    source: Source, log: HistoryLog, notes: NotesRead | None, outcome: _Outcome, made: _Derivations, dry_run: bool
+) -> AgentReport:
+    """The run's report as computed, before anything is written (all a dry run returns)."""
+    order = [e.id for e in log.entries]
+    dropped = tuple(i for i in order if i in outcome.dropped)
+    replaced = tuple(
+        i
+        for i in order
+        if i in outcome.replaced
+        and i not in outcome.dropped
+        and (notes is None or markdown_changed(notes, outcome.current[i]))
+    )
+    return AgentReport(
+        agent=source.agent,
+        source=source.path,
+        entries=len(order),
+        kept=len(order) - len(dropped),
+        dropped=dropped,
+        replaced=replaced,
+        archives=tuple(ArchiveWrite(a.path, len(a.entry_ids)) for a in outcome.archives),
+        derived=tuple(outcome.derived),
+        problems=log.problems,
+        appended=0,
+        dry_run=dry_run,
+        forwards=made.forwards,
+        summaries=made.summaries,
+        extracts=made.extracts,
+        embeds=made.embeds,
+        redacted_lines=tuple(sorted(outcome.bad_redacted)),
+    )
+
+
+@dataclass(frozen=True)
+class _Wording:
+    """The phrases of a run's audit summaries: what was forwarded, noted and embedded, and where from."""
+
+    forwarded: str
+    noted: str
+    embedded: str
+
+
+def _wording(vault_root: Path, source: Source, report: AgentReport) -> _Wording:
+    sent = sum(f.sent for f in report.forwards)
+    origin = vault_relative(vault_root, source.path)
+    noted = "".join(
+        f"; summary {vault_relative(vault_root, s.path)} from {origin} by {s.generated_by}"
+        + (f" (prompt {PROMPT_VERSION})" if s.generated_by != "extractive" else "")
+        for s in report.summaries
+        if s.written
+    ) + "".join(
+        f"; {len(w)} extracted notes in {vault_relative(vault_root, x.folder)} from {origin} by {EXTRACTED_BY}"
+        for x in report.extracts
+        if (w := [n for n in x.notes if n.written])
+    )
+    embedded = "".join(
+        f"; {count} history notes for {e.pattern} from {origin} by {EMBEDDED_BY}"
+        for e in report.embeds
+        if (count := sum(n.written for n in e.notes))
+    )
+    return _Wording(f", forwarded {sent}" if report.forwards else "", noted, embedded)
+
+
+def _record_log_unchanged(
+    audit: AuditLog, agent: str, report: AgentReport, words: _Wording, notes: list[FileChange], embeds: list[FileChange]
+) -> None:
+    """Audit a run that left the log as it was but wrote notes or sent entries."""
+    if embeds:
+        # A record of its own: history notes keep no copies, so this record cannot be undone, and the summary and
+        # extracted notes (which can) must not share it.
+        audit.record(
+            source="process", action="embed", summary=f"Embedded {agent}'s history{words.embedded}", changes=embeds
+        )
+    if notes:
+        summarized = any(s.written for s in report.summaries)
+        audit.record(
+            source="process",
+            action="summarize" if summarized else "extract",
+            summary=f"{'Summarized' if summarized else 'Extracted from'} {agent}'s history{words.noted}"
+            f"{words.forwarded}",
+            changes=notes,
+        )
+    elif sent := sum(f.sent for f in report.forwards):
+        # Sending copies entries out of the vault: worth a record even when the log itself is unchanged.
+        targets = ", ".join(sorted({f.target for f in report.forwards if f.sent}))
+        audit.record(
+            source="process",
+            action="forward",
+            summary=f"Forwarded {sent} of {agent}'s history entries to {targets}",
+            changes=[],
+        )
+
+
+def _write_archives(vault_root: Path, outcome: _Outcome, changes: list[FileChange]) -> list[ArchiveWrite]:
+    """Write every archive, never over an earlier one; each write joins `changes`."""
+    written: list[ArchiveWrite] = []
+    for artifact in outcome.archives:
+        make_folders(artifact.path.parent)
+        path = _free_path(artifact.path)
+        write_atomic(path, artifact.content)
+        written.append(ArchiveWrite(path, len(artifact.entry_ids)))
+        changes.append(FileChange(vault_relative(vault_root, path), None, sha256_hex(artifact.content)))
+    return written
+
+
 def _run_agent(
     vault_root: Path,
     source: Source,
@@ -324,136 +478,36 @@ def _run_agent(
     step("computed")
     if state_dir is None and audit is not None:
         state_dir = audit.folder.parent / "forward"
-    forwards = tuple(
-        forward_entries(
-            p, source.agent, outcome.seen, state_file(p, source.agent, source.path, state_dir), dry_run=dry_run
-        )
-        for p in chosen
-        if isinstance(p, ForwardProcessor)
-    )
     env = os.environ if environ is None else environ
-    summaries = tuple(
-        summarize_agent(p, source.agent, source.path, outcome.seen, now, environ=env, dry_run=dry_run)
-        for p in chosen
-        if isinstance(p, SummarizeProcessor)
-    )
-    # Extracted notes link back to the list's summary note when it has one.
-    summarizer = next((p for p in chosen if isinstance(p, SummarizeProcessor)), None)
-    extracts = tuple(
-        extract_agent(p, source.agent, source.path, outcome.seen, environ=env, summary=summarizer)
-        for p in chosen
-        if isinstance(p, ExtractProcessor)
-    )
-    embeds = tuple(
-        embed_agent(
-            p, source.agent, source.path, outcome.seen, environ=env, redaction=outcome.redaction, origin=source.origin
-        )
-        for p in chosen
-        if isinstance(p, EmbedProcessor)
-    )
-    order = [e.id for e in log.entries]
-    dropped = tuple(i for i in order if i in outcome.dropped)
-    replaced = tuple(
-        i
-        for i in order
-        if i in outcome.replaced
-        and i not in outcome.dropped
-        and (notes is None or markdown_changed(notes, outcome.current[i]))
-    )
-    report = AgentReport(
-        agent=source.agent,
-        source=source.path,
-        entries=len(order),
-        kept=len(order) - len(dropped),
-        dropped=dropped,
-        replaced=replaced,
-        archives=tuple(ArchiveWrite(a.path, len(a.entry_ids)) for a in outcome.archives),
-        derived=tuple(outcome.derived),
-        problems=log.problems,
-        appended=0,
-        dry_run=dry_run,
-        forwards=forwards,
-        summaries=summaries,
-        extracts=extracts,
-        embeds=embeds,
-        redacted_lines=tuple(sorted(outcome.bad_redacted)),
-    )
-    sent = sum(f.sent for f in forwards)
-    forwarded = f", forwarded {sent}" if forwards else ""
+    made = _derive(source, chosen, outcome, now, state_dir, env, dry_run)
+    report = _first_report(source, log, notes, outcome, made, dry_run)
     step("derived")
     if dry_run:
         return report
-    summary_changes, summaries = _write_summaries(vault_root, summaries, audit)
-    extract_changes, extracts = _write_extracts(vault_root, extracts, audit)
-    embed_changes, embeds = _write_embeds(vault_root, embeds, audit)
+    summary_changes, summaries = write_summaries(vault_root, report.summaries, audit)
+    extract_changes, extracts = write_extracts(vault_root, report.extracts, audit)
+    embed_changes, embeds = write_embeds(vault_root, report.embeds, audit)
     report = replace(report, summaries=summaries, extracts=extracts, embeds=embeds)
-    origin = vault_relative(vault_root, source.path)
-    noted = "".join(
-        f"; summary {vault_relative(vault_root, s.path)} from {origin} by {s.generated_by}"
-        + (f" (prompt {PROMPT_VERSION})" if s.generated_by != "extractive" else "")
-        for s in summaries
-        if s.written
-    ) + "".join(
-        f"; {len(w)} extracted notes in {vault_relative(vault_root, x.folder)} from {origin} by {EXTRACTED_BY}"
-        for x in extracts
-        if (w := [n for n in x.notes if n.written])
-    )
-    embedded = "".join(
-        f"; {count} history notes for {e.pattern} from {origin} by {EMBEDDED_BY}"
-        for e in embeds
-        if (count := sum(n.written for n in e.notes))
-    )
+    words = _wording(vault_root, source, report)
     step("summarized")
-    if not (dropped or replaced or outcome.archives or outcome.derived or outcome.bad_redacted):
-        if embed_changes and audit is not None:
-            # A record of its own: history notes keep no copies, so this record cannot be undone, and the summary
-            # and extracted notes (which can) must not share it.
-            audit.record(
-                source="process",
-                action="embed",
-                summary=f"Embedded {source.agent}'s history{embedded}",
-                changes=embed_changes,
-            )
-        if summary_changes + extract_changes and audit is not None:
-            summarized = any(s.written for s in summaries)
-            audit.record(
-                source="process",
-                action="summarize" if summarized else "extract",
-                summary=f"{'Summarized' if summarized else 'Extracted from'} {source.agent}'s history{noted}"
-                f"{forwarded}",
-                changes=summary_changes + extract_changes,
-            )
-        elif sent and audit is not None:
-            # Sending copies entries out of the vault: worth a record even when the log itself is unchanged.
-            targets = ", ".join(sorted({f.target for f in forwards if f.sent}))
-            audit.record(
-                source="process",
-                action="forward",
-                summary=f"Forwarded {sent} of {source.agent}'s history entries to {targets}",
-                changes=[],
-            )
+    if not (report.dropped or report.replaced or outcome.archives or outcome.derived or outcome.bad_redacted):
+        if audit is not None:
+            _record_log_unchanged(audit, source.agent, report, words, summary_changes + extract_changes, embed_changes)
         return report
 
     changes: list[FileChange] = summary_changes + extract_changes + embed_changes
-    written: list[ArchiveWrite] = []
-    for artifact in outcome.archives:
-        make_folders(artifact.path.parent)
-        path = _free_path(artifact.path)
-        write_atomic(path, artifact.content)
-        written.append(ArchiveWrite(path, len(artifact.entry_ids)))
-        changes.append(FileChange(vault_relative(vault_root, path), None, sha256_hex(artifact.content)))
+    written = _write_archives(vault_root, outcome, changes)
     step("archived")
-
     tail = b""
     if notes is not None:
         step("history-written")
-        rewritten = {i: outcome.current[i] for i in replaced}
-        applied = apply_to_notes(vault_root, notes, set(dropped), rewritten)
+        rewritten = {i: outcome.current[i] for i in report.replaced}
+        applied = apply_to_notes(vault_root, notes, set(report.dropped), rewritten)
         changes[:0] = applied.changes
         report = replace(report, notes_left=applied.warnings)
     else:
         new = _new_lines(log, outcome)
-        tail = _rewrite(log, new, step)
+        tail = rewrite_log(log, new, step)
         changes.insert(0, FileChange(vault_relative(vault_root, log.path), log.digest, sha256_hex(new + tail)))
     step("replaced")
     if audit is not None:
@@ -461,133 +515,16 @@ def _run_agent(
             source="process",
             action="process",
             summary=(
-                f"Processed {source.agent}'s history: dropped {len(dropped)}, replaced {len(replaced)}"
+                f"Processed {source.agent}'s history: dropped {len(report.dropped)}, replaced {len(report.replaced)}"
                 + (f" and redacted {len(outcome.bad_redacted)} bad lines" if outcome.bad_redacted else "")
                 + ", "
-                f"archived {sum(w.entries for w in written)}, kept {report.kept}{forwarded}{noted}{embedded}"
+                f"archived {sum(w.entries for w in written)}, kept {report.kept}"
+                f"{words.forwarded}{words.noted}{words.embedded}"
             ),
             changes=changes,
         )
     step("recorded")
     return replace(report, archives=tuple(written), appended=len(tail) - (log.length - log.size))
-
-
-class NoteChanged(ProcessError):
-    """A derived note changed on disk between the run's read and its write (the user edited it meanwhile)."""
-
-
-def _write_note(
-    vault_root: Path,
-    path: Path,
-    before: bytes | None,
-    content: bytes,
-    audit: AuditLog | None,
-    keep_copies: bool = True,
-) -> FileChange:
-    """Write one derived note atomically, with `keep_copies` its before and after states kept in the audit log (so it
-    can show, and restore, what the note said); `OSError` when it cannot be written, `NoteChanged` when it is no
-    longer what the run read (a model call can take a minute, and the user's edit of that minute must not be
-    overwritten)."""
-    try:
-        now = path.read_bytes()
-    except FileNotFoundError:
-        now = None
-    if now != before:
-        raise NoteChanged(f"{path}: the note changed while the run was working, so it was left as it is")
-    if audit is not None and keep_copies:
-        if before is not None:
-            audit.store_blob(before)
-        audit.store_blob(content)
-    make_folders(path.parent)
-    write_atomic(path, content)
-    return FileChange(
-        vault_relative(vault_root, path), sha256_hex(before) if before is not None else None, sha256_hex(content)
-    )
-
-
-def _unwritten(path: Path, what: str, exc: OSError | NoteChanged) -> str:
-    """The warning for a derived note that was not written."""
-    if isinstance(exc, NoteChanged):
-        return f"{exc}; the history is unaffected; run again to update the {what}"
-    return (
-        f"{path}: cannot write the {what} ({exc.strerror or exc}); the history is unaffected; check the folder is "
-        "writable and run again"
-    )
-
-
-class _Derived(Protocol):
-    @property
-    def path(self) -> Path: ...
-    @property
-    def before(self) -> bytes | None: ...
-    @property
-    def content(self) -> bytes: ...
-
-
-_Note = TypeVar("_Note", bound=_Derived)
-
-
-def _write_notes(
-    vault_root: Path, notes: Sequence[_Note], audit: AuditLog | None, what: str, keep_copies: bool = True
-) -> tuple[list[FileChange], list[_Note], list[str]]:
-    """Write each note (see `_write_note`); the written ones come back marked `written`, the others as warnings."""
-    changes: list[FileChange] = []
-    written: list[_Note] = []
-    warnings: list[str] = []
-    for note in notes:
-        try:
-            changes.append(_write_note(vault_root, note.path, note.before, note.content, audit, keep_copies))
-        except (OSError, NoteChanged) as exc:
-            warnings.append(_unwritten(note.path, what, exc))
-            continue
-        written.append(replace(note, written=True))  # type: ignore[type-var]
-    return changes, written, warnings
-
-
-def _write_summaries(
-    vault_root: Path, summaries: Sequence[SummaryReport], audit: AuditLog | None
-) -> tuple[list[FileChange], tuple[SummaryReport, ...]]:
-    """Write each summary note that changed; a note that cannot be written becomes a warning."""
-    changes: list[FileChange] = []
-    out: list[SummaryReport] = []
-    for summary in summaries:
-        if summary.action != "write":
-            out.append(summary)
-            continue
-        done, written, problems = _write_notes(vault_root, [summary], audit, "summary note")
-        changes += done
-        if problems:
-            summary = replace(summary, action="skip", reason="not written", warnings=(*summary.warnings, *problems))
-        out.append(written[0] if written else summary)
-    return changes, tuple(out)
-
-
-def _write_extracts(
-    vault_root: Path, extracts: Sequence[ExtractReport], audit: AuditLog | None
-) -> tuple[list[FileChange], tuple[ExtractReport, ...]]:
-    """Write each extracted note; a failure becomes a warning."""
-    changes: list[FileChange] = []
-    out: list[ExtractReport] = []
-    for report in extracts:
-        done, written, problems = _write_notes(vault_root, report.notes, audit, "extracted note")
-        changes += done
-        out.append(replace(report, notes=tuple(written), warnings=(*report.warnings, *problems)))
-    return changes, tuple(out)
-
-
-def _write_embeds(
-    vault_root: Path, embeds: Sequence[EmbedReport], audit: AuditLog | None
-) -> tuple[list[FileChange], tuple[EmbedReport, ...]]:
-    """Write each history day note; a failure becomes a warning. No copies go to the audit log: a history note is
-    rebuilt from the log, a copy of an earlier state may hold what redaction has since removed, and a copy per run
-    of a growing note would add up to many times its size."""
-    changes: list[FileChange] = []
-    out: list[EmbedReport] = []
-    for report in embeds:
-        done, written, problems = _write_notes(vault_root, report.notes, audit, "history note", keep_copies=False)
-        changes += done
-        out.append(replace(report, notes=tuple(written), warnings=(*report.warnings, *problems)))
-    return changes, tuple(out)
 
 
 def process_vault(
@@ -633,54 +570,3 @@ def process_vault(
         )
         for s in sources
     ]
-
-
-def _rewrite(log: HistoryLog, new: bytes, step: FailAt) -> bytes:
-    """Replace the log with `new` plus whatever the live file holds past the read; return those extra bytes.
-
-    The old file stays open across the rename and is drained once more afterwards: a line the recorder appended
-    between the last copy and the rename went to the old file, and is carried over instead of vanishing with it.
-    (A recorder that keeps its handle open for good goes on writing to the old file; it must reopen the log per
-    append, as log rotation also requires.)
-    """
-    carried: list[bytes] = []
-    try:
-        live = log.path.open("rb")
-    except OSError as exc:
-        raise HistoryError(f"{log.path}: cannot reopen the history log ({exc.strerror or exc}); unchanged") from exc
-    offset = log.size
-
-    def copy_from_live(handle: BinaryIO) -> None:
-        nonlocal offset
-        # Copy until two looks in a row find nothing new: the recorder may be mid-write.
-        quiet = 0
-        while quiet < 2:
-            live.seek(offset)
-            chunk = live.read()
-            if chunk:
-                handle.write(chunk)
-                carried.append(chunk)
-                offset += len(chunk)
-                quiet = 0
-            else:
-                quiet += 1
-
-    def copy_tail(handle: BinaryIO) -> None:
-        info = os.fstat(live.fileno())
-        if (info.st_dev, info.st_ino) != log.identity or info.st_size < log.size:
-            raise HistoryError(
-                f"{log.path}: the log was replaced or truncated during the run, so it was left as it is "
-                "(archives already written keep copies of what would have been dropped); run again"
-            )
-        copy_from_live(handle)
-        step("history-written")
-
-    with live:
-        write_atomic(log.path, new, before_replace=copy_tail)
-        late = len(carried)
-        with log.path.open("ab") as now_live:
-            copy_from_live(now_live)
-            if len(carried) > late:
-                now_live.flush()
-                os.fsync(now_live.fileno())
-    return b"".join(carried)

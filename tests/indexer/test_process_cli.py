@@ -86,7 +86,7 @@ def test_config_errors_name_file_line_and_key(vault: Path, capsys: pytest.Captur
 
 
 def test_the_process_bench_runs_the_heartbeat_case_small(tmp_path: Path) -> None:
-    from companion.cli.bench import process_history
+    from companion.cli.bench.pipeline import process_history
 
     result = process_history(tmp_path / "bench", days=5, entry_kb=2)
     assert result["entries"] == 720 and result["kept"] + result["archived"] == 720

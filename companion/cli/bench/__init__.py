@@ -1,0 +1,90 @@
+"""`companion bench`: measure the performance targets of SPEC §6 on synthetic vaults, as JSON.
+
+Each figure comes from running the real code paths: the indexer, the watcher, the searcher. Where a
+measurement does not depend on what the vectors mean (a restart's cost, the store's size), the index may be
+filled with the hashing embedder (`--embedder hash`) to save hours of model time; the output says which
+embedder each figure used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from companion.cli.bench.app import tui, tui_while_indexing
+from companion.cli.bench.common import cpus
+from companion.cli.bench.indexing import cold_build, restart, save_to_searchable
+from companion.cli.bench.pipeline import process_history
+from companion.cli.bench.recall import batch, recall
+from companion.cli.output import print_json
+
+MEASURES = ("cold", "restart", "save", "recall", "batch", "tui", "tui-indexing", "process")
+
+
+def register(sub: Any) -> None:
+    """Add the `bench` subcommand."""
+    p = sub.add_parser("bench", help="measure indexing and recall speed on synthetic vaults (JSON)")
+    p.add_argument("--only", default=",".join(MEASURES), help=f"comma list of {', '.join(MEASURES)}")
+    p.add_argument("--cold-notes", type=int, default=500, help="notes for the cold build (real model)")
+    p.add_argument("--restart-notes", type=int, default=10_000, help="notes for the restart check")
+    p.add_argument("--recall-notes", type=int, default=10_000, help="notes for recall latency")
+    p.add_argument("--saves", type=int, default=50, help="saves for save-to-searchable latency")
+    p.add_argument("--queries", type=int, default=200, help="queries for recall latency")
+    p.add_argument(
+        "--embedder",
+        choices=("minilm", "hash"),
+        default="hash",
+        help="embedder that fills the big restart/recall vaults (the cold build always uses minilm)",
+    )
+    p.add_argument(
+        "--query-embedder",
+        choices=("minilm", "hash"),
+        default="minilm",
+        help="embedder for recall's questions (default minilm: the real per-query model cost is included)",
+    )
+    p.add_argument("--batch-notes", type=int, default=300, help="notes for the batch run (real model)")
+    p.add_argument("--batch-queries", type=int, default=2000, help="questions in the batch run")
+    p.add_argument(
+        "--incoming-notes", type=int, default=1000, help="notes written into the vault while the app runs (real model)"
+    )
+    p.add_argument("--history-days", type=int, default=21, help="days of heartbeat history (144 entries a day)")
+    p.add_argument("--entry-kb", type=int, default=154, help="size of one heartbeat entry in KB (seed 003: ~154)")
+    p.add_argument("--dir", help="work folder (default: a temporary folder, removed afterwards)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the selected measures and print one JSON object."""
+    only = [m.strip() for m in args.only.split(",") if m.strip()]
+    unknown = set(only) - set(MEASURES)
+    if unknown:
+        raise SystemExit(f"companion bench: unknown measure(s) {', '.join(sorted(unknown))}")
+    results: dict[str, Any] = {"machine": {"cpus": cpus(), "python": sys.version.split()[0]}}
+    with tempfile.TemporaryDirectory(prefix="companion-bench-") as tmp:
+        work = Path(args.dir) if args.dir else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        if "cold" in only:
+            results["cold_build"] = cold_build(work / "cold", args.cold_notes)
+        if "restart" in only:
+            results["restart"] = restart(work / "restart", args.restart_notes, args.embedder)
+        if "save" in only:
+            results["save_to_searchable"] = save_to_searchable(work / "save", args.saves)
+        if "recall" in only:
+            results["recall"] = recall(
+                work / "recall", args.recall_notes, args.queries, args.embedder, args.query_embedder
+            )
+        if "batch" in only:
+            results["batch"] = batch(work / "batch", args.batch_notes, args.batch_queries)
+        if "tui" in only:
+            results["tui"] = tui(work / "recall", args.recall_notes, args.embedder)
+        if "tui-indexing" in only:
+            results["tui_while_indexing"] = tui_while_indexing(work / "tui-indexing", args.incoming_notes)
+        if "process" in only:
+            results["process"] = process_history(work / "process", args.history_days, args.entry_kb)
+    results["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    print_json(results)
+    return 0

@@ -1,0 +1,65 @@
+"""What the measures share: synthetic vaults, workspaces on them, and timing helpers."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from companion.embedding.providers import Embedder
+from companion.workspace import Workspace
+
+SYNTH_NOW = datetime(2026, 6, 1, 12, 0)
+"""The `now` synthetic vaults are written for, and the moment recall is asked at."""
+
+
+def cpus() -> int:
+    """Cores this machine has."""
+    return os.cpu_count() or 1
+
+
+def workspace(root: Path, embedder: Embedder | None = None) -> Workspace:
+    """The workspace of the synthetic vault under `root` (its data beside it), with `embedder` if given."""
+    return Workspace.open(root / "vault", data_dir=root / "data", embedder=embedder)
+
+
+def synthetic_vault(root: Path, notes: int) -> Path:
+    """A synthetic vault of `notes` notes under `root`, written once and reused by later measures."""
+    from companion.demo.synth import write_synthetic_vault
+
+    vault = root / "vault"
+    if not vault.exists():
+        write_synthetic_vault(vault, notes, seed=1, now=SYNTH_NOW)
+    return vault
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """The `pct` percentile of `values` (nearest rank)."""
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(pct / 100 * len(ordered) + 0.5) - 1))
+    return ordered[index]
+
+
+def timed(work: Callable[[], object]) -> float:
+    """Seconds `work` takes."""
+    started = time.perf_counter()
+    work()
+    return time.perf_counter() - started
+
+
+def finds(searcher: Any, query: str, path: str) -> Callable[[], bool]:
+    """A check that `query` finds `path` in the top 3."""
+    return lambda: any(h.path == path for h in searcher.search(query, k=3))
+
+
+def wait_for(check: Callable[[], bool], timeout: float) -> float | None:
+    """The moment `check` first holds, or None when `timeout` seconds pass first."""
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        if check():
+            return time.perf_counter()
+        time.sleep(0.002)
+    return None

@@ -1,0 +1,56 @@
+"""What a curation will write, planned before anything is: the plan, its writes, and reading notes for an edit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from companion.errors import CurationError, NoteError
+from companion.vault.notes import Note
+from companion.vault.parse import parse_note
+
+
+@dataclass(frozen=True)
+class PlannedWrite:
+    """One file a plan writes or removes."""
+
+    path: str
+    """Vault-relative POSIX path."""
+    expected: str | None
+    """SHA-256 of the bytes the plan was computed from; None when the file must not exist yet."""
+    content: bytes | None
+    """The new bytes; None to remove the file."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a curation will do, computed from the vault as it was; nothing is written until `Curator.apply`."""
+
+    action: str
+    """`pin`, `unpin`, `tag`, `type`, `archive`, `delete` or `merge`."""
+    summary: str
+    """One line saying what will happen, for a confirmation (and later the audit log)."""
+    destructive: bool
+    """True for curations that move or remove notes (delete, merge, archive): ask before applying."""
+    writes: tuple[PlannedWrite, ...]
+    """Every file written or removed; empty when there is nothing to change."""
+
+    @property
+    def changes_nothing(self) -> bool:
+        """True when applying would change no file (the note is already as asked)."""
+        return not self.writes
+
+
+def decode_note(rel: str, raw: bytes) -> str:
+    """A note's bytes as text; `CurationError` when they are not UTF-8 (such a note is never edited)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CurationError(f"{rel}: is not valid UTF-8 text, so it cannot be edited; re-save it as UTF-8") from exc
+
+
+def parse_for_edit(rel: str, raw: bytes) -> Note:
+    """A note parsed whatever its size (an edit must see all of it); `CurationError` when it cannot be read."""
+    try:
+        return parse_note(rel, raw, max_bytes=max(len(raw), 1))
+    except NoteError as exc:
+        raise CurationError(f"{exc}; nothing was written") from exc
