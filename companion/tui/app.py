@@ -1,22 +1,26 @@
 """The terminal app: hot and warm panes with decay scores, the note view, live policy knobs and the indexer status.
 
 The app receives its services (a `Workspace`) as an argument, so tests hand it a small real vault. Everything that
-reads files, SQLite, Chroma or the model runs in thread workers; widgets get data as attributes and answer with
-messages. One lock keeps the index's single connection to one thread at a time.
+reads files, SQLite, Chroma or the model runs in thread workers, which post their results to the app as messages
+(`companion.tui.messages`); widgets get data as attributes and answer with messages too. The app is composed of
+two parts that live in their own modules: the `IndexKeeper` (its indexer worker) and the `CurationFlow`. One lock
+keeps the index's single connection to one thread at a time.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import work
-from textual.app import ComposeResult, SystemCommand
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
@@ -26,7 +30,9 @@ from companion.recall.engine import Recall
 from companion.recall.explain import explain_lines
 from companion.recall.results import RecalledContext
 from companion.retention import RetentionPolicy
-from companion.tui.curation import CuratingApp
+from companion.tui.curation import CurationFlow
+from companion.tui.indexing import IndexKeeper
+from companion.tui.messages import Curated, GraphRead, IndexChanged, IndexStatus, NoteRead, Notice, RecallReady, Report
 from companion.vault.graph import VaultGraph
 from companion.vault.notes import Note
 from companion.workspace import Workspace
@@ -40,7 +46,7 @@ from widgets.status_line import StatusLine
 from widgets.warm_pane import WarmPane
 
 
-class CompanionApp(CuratingApp):
+class CompanionApp(App[int]):
     """See, tune and curate what an agent will remember."""
 
     TITLE = "Vault Companion"
@@ -81,7 +87,24 @@ class CompanionApp(CuratingApp):
     )
 
     def __init__(self, workspace: Workspace, *, as_of: dt.datetime | None = None, read_only: bool = False) -> None:
-        super().__init__(workspace, read_only=read_only)
+        super().__init__()
+        self.workspace = workspace
+        """The vault, its config and its index."""
+        self.read_only = read_only
+        """Refuse every write (notes, the policy file, the index)."""
+        self.indexing = IndexKeeper(workspace, self.post_message, read_only=read_only)
+        """The indexer worker's state (caught up? how many batches?) and its stop."""
+        self._index_lock = self.indexing.lock
+        self._shown_path: str | None = None  # the note shown: what curations act on
+        self._shown_note: Note | None = None
+        self.curation = CurationFlow(
+            self, workspace, lambda: (self._shown_path, self._shown_note), self._index_lock, read_only=read_only
+        )
+        """Plans, confirms, applies and undoes curations of the note shown."""
+        self.curations = 0
+        """How many curations and undos the app has applied (for tests)."""
+        self._reports = 0  # worker reports posted and not yet handled: `busy` until the panes show them
+        self._reports_lock = threading.Lock()
         self.as_of = as_of
         """The moment the app shows (None: now); tests and replays fix it."""
         self.policy: RetentionPolicy = workspace.config.retention
@@ -123,15 +146,96 @@ class CompanionApp(CuratingApp):
         status.mode = "read-only: the index is not written" if self.read_only else "indexer in the app"
         # The first screen comes from the index as it is; the catch-up runs after it and refreshes what changed.
         self.refresh_recall()
-        self.run_indexer()
+        self.run_worker(self.indexing.run, thread=True, exclusive=True, group="index", exit_on_error=False)
 
-    # -- recall and notes -------------------------------------------------------------------------
+    # -- what the workers say ---------------------------------------------------------------------
 
-    def _index_changed(self) -> None:
+    def post_message(self, message: Message) -> bool:
+        """Queue a message (from any thread); a worker's `Report` counts as work under way until it is handled."""
+        queued = super().post_message(message)
+        if queued and isinstance(message, Report):
+            with self._reports_lock:
+                self._reports += 1
+        return queued
+
+    def _handled(self) -> None:
+        with self._reports_lock:
+            self._reports -= 1
+
+    def on_index_changed(self, _: IndexChanged) -> None:
         """The index changed under the panes: recall again, and show the open note as it is now."""
+        self._handled()
         self.refresh_recall()
         if self._shown_path is not None:
             self.open_note(self._shown_path, refresh=True)
+
+    def on_index_status(self, message: IndexStatus) -> None:
+        """Show who writes the index and what it is doing."""
+        self._handled()
+        status = self.query_one(StatusLine)
+        if message.mode is not None:
+            status.mode = message.mode
+        if message.state is not None:
+            status.state = message.state
+
+    def on_notice(self, message: Notice) -> None:
+        """Show a worker's message as a notification."""
+        self._handled()
+        severity: Any = message.severity
+        if message.timeout is None:
+            self.notify(message.text, title=message.title, severity=severity)
+        else:
+            self.notify(message.text, title=message.title, severity=severity, timeout=message.timeout)
+
+    def on_curated(self, message: Curated) -> None:
+        """A curation landed: show the note as it is on disk now and recall again (the watcher re-indexes the files
+        within a second)."""
+        self._handled()
+        self.curations += 1
+        self.notify(message.summary, title="done (u undoes)")
+        shown = self._shown_path
+        if shown in message.written:
+            self.open_note(shown, refresh=True)
+        elif shown in message.removed:
+            self._shown_path = self._shown_note = None
+            self.query_one(NoteView).show_message(str(shown), message.summary)
+        self.refresh_recall()
+
+    @property
+    def index_idle(self) -> bool:
+        """The in-app indexer has caught up and waits for file events (or the app only follows another writer)."""
+        return self.indexing.idle
+
+    @property
+    def indexed_batches(self) -> int:
+        """How many syncs and watch batches the in-app indexer has finished (for tests)."""
+        return self.indexing.batches
+
+    @property
+    def busy(self) -> bool:
+        """Whether a recall, a note read or an index batch is still running (tests and the bench wait on this)."""
+        working = any(w.is_running for w in self.workers if w.group != "index")
+        return working or self._reports > 0 or not self.indexing.idle
+
+    @property
+    def opener(self) -> Callable[[str], bool]:
+        """Opens an `obsidian://` link; tests replace it."""
+        return self.curation.opener
+
+    @opener.setter
+    def opener(self, value: Callable[[str], bool]) -> None:
+        self.curation.opener = value
+
+    async def action_quit(self) -> None:
+        """Quit: tell the indexer worker first, so the process does not wait for its batch."""
+        self.indexing.stop()
+        await super().action_quit()
+
+    def on_unmount(self) -> None:
+        """Stop the indexer worker (it checks between chunks and file events, within a fraction of a second)."""
+        self.indexing.stop()
+
+    # -- recall and notes -------------------------------------------------------------------------
 
     def refresh_recall(self) -> None:
         """Recall for the search box under the current policy and show it (no re-indexing)."""
@@ -146,13 +250,9 @@ class CompanionApp(CuratingApp):
             try:
                 context = engine.recall(query, k=policy.warm_results, as_of=self.as_of)
             except CompanionError as exc:
-                self.call_from_thread(self.notify, str(exc), title="recall failed", severity="error")
+                self.post_message(Notice(str(exc), title="recall failed", severity="error"))
                 return
-        self.call_from_thread(self._show, asked, query, context)
-
-    def reshow(self, path: str) -> None:
-        """Show the note again as it is on disk now (the watcher re-indexes it within a second)."""
-        self.open_note(path, refresh=True)
+        self.post_message(RecallReady(asked, query, context))
 
     @work(thread=True, exclusive=True, group="note", exit_on_error=False)
     def open_note(self, path: str, *, refresh: bool = False) -> None:
@@ -162,7 +262,7 @@ class CompanionApp(CuratingApp):
             problem = ""
         except NoteError as exc:
             note, problem = None, exc.reason
-        self.call_from_thread(self._note_read, path, note, problem, refresh)
+        self.post_message(NoteRead(path, note, problem, refresh))
         with self._index_lock:
             generation = self.workspace.manifest.generation()
             stale = self._graph_cache is None or self._graph_cache[0] != generation
@@ -178,27 +278,33 @@ class CompanionApp(CuratingApp):
             backlinks=tuple(graph.backlinks(path)),
             two_hops=tuple(sorted(p for p, hops in graph.neighbours(path, 2).items() if hops == 2)),
         )
-        self.call_from_thread(self._graph_read, hood)
+        self.post_message(GraphRead(hood))
         if not refresh and not self.read_only and self.as_of is None:
             # Opening a note is an access (seed 004); a replay of the past or a read-only session records none.
             with self._index_lock:
                 self._recall_engine().record([path])
 
-    def _note_read(self, path: str, note: Note | None, problem: str, refresh: bool) -> None:
+    def on_note_read(self, message: NoteRead) -> None:
         """Show a note just read, unless the user has moved on (reads of older highlights can finish late)."""
+        self._handled()
+        path, note = message.path, message.note
         if path != self._shown_path:
             return
         view = self.query_one(NoteView)
         if note is None:
             self._shown_note = None
-            view.show_problem(path, problem)
-        elif not (refresh and self._shown_note is not None and self._shown_note.content_hash == note.content_hash):
+            view.show_problem(path, message.problem)
+        elif not (
+            message.refresh and self._shown_note is not None and self._shown_note.content_hash == note.content_hash
+        ):
             self._shown_note = note
-            view.show(note, keep_scroll=refresh)
+            view.show(note, keep_scroll=message.refresh)
 
-    def _graph_read(self, hood: Neighbourhood) -> None:
-        if hood.path == self._shown_path:
-            self.query_one(LinkGraph).show(hood)
+    def on_graph_read(self, message: GraphRead) -> None:
+        """Show a note's link neighbourhood, unless the user has moved on."""
+        self._handled()
+        if message.hood.path == self._shown_path:
+            self.query_one(LinkGraph).show(message.hood)
 
     def _recall_engine(self) -> Recall:
         if self._engine is None:
@@ -207,10 +313,13 @@ class CompanionApp(CuratingApp):
 
     # -- showing --------------------------------------------------------------------------------
 
-    def _show(self, asked: int, query: str, context: RecalledContext) -> None:
+    def on_recall_ready(self, message: RecallReady) -> None:
+        """Fill the panes with the newest recall."""
+        self._handled()
+        asked, query, context = message.asked, message.query, message.context
         if asked != self._asked:
             return  # a thread worker cannot be stopped mid-way: a newer question's answer is on its way
-        self._first_shown.set()
+        self.indexing.first_shown.set()
         self.context = context
         self.refreshes += 1
         hot_now = frozenset(s.path for s in context.sessions)
@@ -280,10 +389,10 @@ class CompanionApp(CuratingApp):
         try:
             path = save_config(self.workspace.root, config)
         except OSError as exc:
-            self.call_from_thread(self.notify, str(exc), title="the policy was not saved", severity="error")
+            self.post_message(Notice(str(exc), title="the policy was not saved", severity="error"))
             return
         self.workspace.config = config
-        self.call_from_thread(self.notify, f"saved to {path}", title="policy saved")
+        self.post_message(Notice(f"saved to {path}", title="policy saved"))
 
     def action_sort_warm(self) -> None:
         """Sort the warm pane by its next column."""
@@ -304,3 +413,37 @@ class CompanionApp(CuratingApp):
             self.notify("highlight a session or a note first", severity="warning")
             return
         self.push_screen(ExplainDialog(path, explain_lines(self.context, path, self.policy)))
+
+    # -- curation (the flow plans in workers, confirms, applies; `Curated` comes back) ---------------
+
+    def action_pin(self) -> None:
+        """Pin the note, or unpin it if it is pinned."""
+        self.curation.pin()
+
+    def action_retag(self) -> None:
+        """Ask for the note's tags, then set them."""
+        self.curation.retag()
+
+    def action_retype(self) -> None:
+        """Ask for the note's type, then set it."""
+        self.curation.retype()
+
+    def action_merge(self) -> None:
+        """Ask which note this one duplicates, then merge it into that one (after a confirmation)."""
+        self.curation.merge()
+
+    def action_archive(self) -> None:
+        """Move the note to the archive folder (after a confirmation)."""
+        self.curation.archive()
+
+    def action_delete(self) -> None:
+        """Delete the note to the vault's trash (after a confirmation)."""
+        self.curation.delete()
+
+    def action_undo(self) -> None:
+        """Undo the last curation (asking first when another session made it)."""
+        self.curation.undo()
+
+    def action_open_in_obsidian(self) -> None:
+        """Open the note in Obsidian; without a launcher, copy the link."""
+        self.curation.open_in_obsidian()

@@ -1,57 +1,53 @@
 """The app's curation: pin, tags, type, merge, archive, delete, undo and open in Obsidian, on the note shown.
 
-A base class of the app, so the curation flow reads on its own: every change is planned in a thread worker (it reads
-files), confirmed when it is destructive, then applied in a worker; the app answers by showing the note as it now is
-(`reshow`) and recalling again (`refresh_recall`).
+A `CurationFlow` belongs to the app, which hands it each key press: every change is planned in a thread worker (it
+reads files), confirmed when it is destructive, then applied in a worker. What happened comes back to the app as
+messages: `Curated` (the app shows the note as it now is and recalls again) or a `Notice`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
+from typing import Any
 
-from textual import work
+from textual.app import App
 
 from companion.curation.curator import Curator, Plan, obsidian_uri
 from companion.curation.opener import open_uri
 from companion.errors import CompanionError
-from companion.tui.indexing import IndexingApp
+from companion.tui.messages import Curated, Notice
 from companion.vault.audit import AuditLog
 from companion.vault.links import frontmatter_tags
 from companion.vault.notes import Note
 from companion.workspace import Workspace
 from widgets.ask import AskDialog
 from widgets.confirm import ConfirmDialog
-from widgets.note_view import NoteView
+
+Shown = Callable[[], tuple[str | None, Note | None]]
+"""The note the app shows (its path, and the note once read): what curations act on."""
+
+KNOWN_TYPES = ("fact", "preference", "decision", "task", "entity", "experience", "belief", "reflection", "summary")
+"""Types offered when setting a note's type (any one-line text is accepted)."""
 
 
-class CuratingApp(IndexingApp):
-    """An app that curates the note it shows, through a `Curator` that records every change in the audit log."""
+class CurationFlow:
+    """Curates the note the app shows, through a `Curator` that records every change in the audit log."""
 
-    def __init__(self, workspace: Workspace, *, read_only: bool = False) -> None:
-        super().__init__(workspace, read_only=read_only)
-        self._curator: Curator | None = None
-        self._shown_path: str | None = None  # the note shown: what curations act on
-        self._shown_note: Note | None = None
-        self._made_here: set[str] = set()  # audit ids of curations this session applied (undone without asking)
+    def __init__(self, app: App[Any], workspace: Workspace, shown: Shown, lock: Any, *, read_only: bool) -> None:
+        """Curate for `app` the note `shown` names; `lock` guards the workspace's shared manifest connection."""
+        self.app = app
+        """The app: dialogs, workers and messages go through it."""
+        self.workspace = workspace
+        """The vault."""
+        self.read_only = read_only
+        """Refuse every change."""
         self.opener: Callable[[str], bool] = open_uri
         """Opens an `obsidian://` link; tests replace it."""
-        self.curations = 0
-        """How many curations and undos the app has applied (for tests)."""
-
-    def reshow(self, path: str) -> None:
-        """Show the note at `path` again after a curation changed it (the app reads and renders it)."""
-
-    def refresh_recall(self) -> None:
-        """Recall again (the app fills its panes)."""
-
-    def _curation_target(self, action: str) -> str | None:
-        """The note a curation acts on (the one shown), or None after saying why nothing happens."""
-        if self.read_only:
-            self.notify(f"read-only mode: nothing was changed ({action} refused)", severity="warning")
-            return None
-        if self._shown_path is None:
-            self.notify("highlight a note first", severity="warning")
-        return self._shown_path
+        self._shown = shown
+        self._lock = lock
+        self._curator: Curator | None = None
+        self._made_here: set[str] = set()  # audit ids of curations this session applied (undone without asking)
 
     def curator(self) -> Curator:
         """The curator of this vault, recording to the audit log as the app (or as the config names it)."""
@@ -66,46 +62,66 @@ class CuratingApp(IndexingApp):
             )
         return self._curator
 
-    def action_pin(self) -> None:
+    def _target(self, action: str) -> str | None:
+        """The note a curation acts on (the one shown), or None after saying why nothing happens."""
+        if self.read_only:
+            self.app.notify(f"read-only mode: nothing was changed ({action} refused)", severity="warning")
+            return None
+        path = self._shown()[0]
+        if path is None:
+            self.app.notify("highlight a note first", severity="warning")
+        return path
+
+    def _in_thread(self, work: Callable[[], None], group: str = "curate") -> None:
+        self.app.run_worker(work, thread=True, group=group, exit_on_error=False)
+
+    def _notice(self, text: str, **how: Any) -> None:
+        self.app.post_message(Notice(text, **how))
+
+    # -- the curations ----------------------------------------------------------------------------
+
+    def pin(self) -> None:
         """Pin the note, or unpin it if it is pinned."""
-        if (path := self._curation_target("pin")) is not None:
+        if (path := self._target("pin")) is not None:
             self._plan(
                 lambda c: c.plan_pin(path, self.workspace.vault.read_note(path).frontmatter.get("pinned") is not True)
             )
 
-    def action_retag(self) -> None:
+    def retag(self) -> None:
         """Ask for the note's tags, then set them."""
-        if (path := self._curation_target("tags")) is None:
+        if (path := self._target("tags")) is None:
             return
-        current = " ".join(frontmatter_tags(self._shown_note.frontmatter)) if self._shown_note is not None else ""
+        note = self._shown()[1]
+        current = " ".join(frontmatter_tags(note.frontmatter)) if note is not None else ""
 
         def answered(text: str | None) -> None:
             if text is not None:
                 tags = [t for t in text.replace(",", " ").split() if t]
                 self._plan(lambda c: c.plan_tags(path, tags))
 
-        self.push_screen(
+        self.app.push_screen(
             AskDialog(f"Tags of {path}", current, "space- or comma-separated, without #; empty removes them"),
             answered,
         )
 
-    def action_retype(self) -> None:
+    def retype(self) -> None:
         """Ask for the note's type, then set it."""
-        if (path := self._curation_target("type")) is None:
+        if (path := self._target("type")) is None:
             return
-        value = self._shown_note.frontmatter.get("type") if self._shown_note is not None else None
+        note = self._shown()[1]
+        value = note.frontmatter.get("type") if note is not None else None
         current = value if isinstance(value, str) else ""
 
         def answered(text: str | None) -> None:
             if text is not None:
                 self._plan(lambda c: c.plan_type(path, text))
 
-        known = ("fact", "preference", "decision", "task", "entity", "experience", "belief", "reflection", "summary")
-        self.push_screen(AskDialog(f"Type of {path}", current, "one word, e.g. " + ", ".join(known), known), answered)
+        hint = "one word, e.g. " + ", ".join(KNOWN_TYPES)
+        self.app.push_screen(AskDialog(f"Type of {path}", current, hint, KNOWN_TYPES), answered)
 
-    def action_merge(self) -> None:
+    def merge(self) -> None:
         """Ask which note this one duplicates, then merge it into that one (after a confirmation)."""
-        if (path := self._curation_target("merge")) is None:
+        if (path := self._target("merge")) is None:
             return
 
         def answered(text: str | None) -> None:
@@ -113,42 +129,50 @@ class CuratingApp(IndexingApp):
                 keep = text.strip() if text.strip().endswith(".md") else f"{text.strip()}.md"
                 self._plan(lambda c: c.plan_merge(keep, path))
 
-        self._ask_merge(path, answered)
+        def ask() -> None:
+            with self._lock:
+                paths = [r.path for r in self.workspace.manifest.notes() if r.path != path]
+            dialog = AskDialog(f"Merge {path} into which note?", "", "a vault path; its text is appended there", paths)
+            self.app.call_from_thread(self.app.push_screen, dialog, answered)
 
-    @work(thread=True, group="curate", exit_on_error=False)
-    def _ask_merge(self, path: str, answered: Callable[[str | None], None]) -> None:
-        with self._index_lock:
-            paths = [r.path for r in self.workspace.manifest.notes() if r.path != path]
-        dialog = AskDialog(f"Merge {path} into which note?", "", "a vault path; its text is appended there", paths)
-        self.call_from_thread(self.push_screen, dialog, answered)
+        self._in_thread(ask)
 
-    def action_archive(self) -> None:
+    def archive(self) -> None:
         """Move the note to the archive folder (after a confirmation)."""
-        if (path := self._curation_target("archive")) is not None:
+        if (path := self._target("archive")) is not None:
             self._plan(lambda c: c.plan_archive(path))
 
-    def action_delete(self) -> None:
+    def delete(self) -> None:
         """Delete the note to the vault's trash (after a confirmation)."""
-        if (path := self._curation_target("delete")) is not None:
+        if (path := self._target("delete")) is not None:
             self._plan(lambda c: c.plan_delete(path))
 
-    def action_undo(self) -> None:
+    def undo(self) -> None:
         """Undo the last curation, restoring every file it touched exactly (asking first when this session did not
         make it: the audit log reaches back to other sessions and the command line)."""
         if self.read_only:
-            self.notify("read-only mode: nothing was changed (undo refused)", severity="warning")
+            self.app.notify("read-only mode: nothing was changed (undo refused)", severity="warning")
             return
-        self._ask_undo()
+        self._in_thread(self._ask_undo)
 
-    @work(thread=True, group="curate", exit_on_error=False)
+    def open_in_obsidian(self) -> None:
+        """Open the note in Obsidian (an `obsidian://open` link); without a launcher, copy the link."""
+        path = self._shown()[0]
+        if path is None:
+            self.app.notify("highlight a note first", severity="warning")
+            return
+        self._in_thread(partial(self._open, obsidian_uri(self.workspace.root, path)), group="open")
+
+    # -- in worker threads ------------------------------------------------------------------------
+
     def _ask_undo(self) -> None:
         try:
             entry = self.curator().audit.last_undoable()
         except CompanionError as exc:
-            self.call_from_thread(self._failed, exc)
+            self._failed(exc)
             return
         if entry is None:
-            self.call_from_thread(self.notify, "nothing to undo", severity="warning")
+            self._notice("nothing to undo", severity="warning")
         elif entry.id in self._made_here:
             self._undo_now(entry.id)
         else:
@@ -157,88 +181,60 @@ class CuratingApp(IndexingApp):
 
             def answered(yes: bool | None) -> None:
                 if yes:
-                    self._undo(entry.id)
+                    self._in_thread(partial(self._undo_now, entry.id))
 
             question = f"Undo '{entry.summary}'?"
-            self.call_from_thread(self.push_screen, ConfirmDialog(question, details), answered)
+            self.app.call_from_thread(self.app.push_screen, ConfirmDialog(question, details), answered)
 
-    def action_open_in_obsidian(self) -> None:
-        """Open the note in Obsidian (an `obsidian://open` link); without a launcher, copy the link."""
-        if self._shown_path is None:
-            self.notify("highlight a note first", severity="warning")
-            return
-        self._open(obsidian_uri(self.workspace.root, self._shown_path))
-
-    @work(thread=True, group="open", exit_on_error=False)
     def _open(self, uri: str) -> None:
         if self.opener(uri):
-            self.call_from_thread(self.notify, uri, title="opened in Obsidian")
+            self._notice(uri, title="opened in Obsidian")
         else:
-            self.call_from_thread(self.copy_to_clipboard, uri)
-            self.call_from_thread(self.notify, uri, title="no launcher found: the link was copied")
+            self.app.call_from_thread(self.app.copy_to_clipboard, uri)
+            self._notice(uri, title="no launcher found: the link was copied")
 
-    @work(thread=True, group="curate", exit_on_error=False)
     def _plan(self, make: Callable[[Curator], Plan]) -> None:
         """Plan in a thread (it reads files), then confirm if destructive, then apply."""
+        self._in_thread(partial(self._plan_now, make))
+
+    def _plan_now(self, make: Callable[[Curator], Plan]) -> None:
         try:
             plan = make(self.curator())
         except CompanionError as exc:
-            self.call_from_thread(self._failed, exc)
+            self._failed(exc)
             return
         if not plan.writes:
-            self.call_from_thread(self.notify, plan.summary, title="nothing to change")
+            self._notice(plan.summary, title="nothing to change")
         elif plan.destructive:
             details = [f"{'write ' if w.content is not None else 'remove'} {w.path}" for w in plan.writes]
             details.append("Undo (u) restores every file exactly.")
 
             def answered(yes: bool | None) -> None:
                 if yes:
-                    self._apply(plan)
+                    self._in_thread(partial(self._apply_now, plan))
 
-            self.call_from_thread(self.push_screen, ConfirmDialog(plan.summary + "?", details), answered)
+            self.app.call_from_thread(self.app.push_screen, ConfirmDialog(plan.summary + "?", details), answered)
         else:
             self._apply_now(plan)
-
-    @work(thread=True, group="curate", exit_on_error=False)
-    def _apply(self, plan: Plan) -> None:
-        self._apply_now(plan)
 
     def _apply_now(self, plan: Plan) -> None:
         try:
             self._made_here.add(self.curator().apply(plan).id)
         except CompanionError as exc:
-            self.call_from_thread(self._failed, exc)
+            self._failed(exc)
             return
         written = [w.path for w in plan.writes if w.content is not None]
-        self.call_from_thread(self._curated, plan.summary, written, [w.path for w in plan.writes if w.content is None])
-
-    @work(thread=True, group="curate", exit_on_error=False)
-    def _undo(self, entry_id: str) -> None:
-        self._undo_now(entry_id)
+        self.app.post_message(Curated(plan.summary, written, [w.path for w in plan.writes if w.content is None]))
 
     def _undo_now(self, entry_id: str) -> None:
         try:
             entry = self.curator().undo(entry_id)
         except CompanionError as exc:
-            self.call_from_thread(self._failed, exc)
+            self._failed(exc)
             return
         restored = [c.path for c in entry.changes if c.after is not None]
-        self.call_from_thread(
-            self._curated, entry.summary, restored, [c.path for c in entry.changes if c.after is None]
-        )
-
-    def _curated(self, summary: str, written: list[str], removed: list[str]) -> None:
-        self.curations += 1
-        self.notify(summary, title="done (u undoes)")
-        # The watcher re-indexes the files within a second; until then show the note as it is on disk now.
-        shown = self._shown_path
-        if shown in written:
-            self.reshow(shown)
-        elif shown in removed:
-            self._shown_path = self._shown_note = None
-            self.query_one(NoteView).show_message(str(shown), summary)
-        self.refresh_recall()
+        self.app.post_message(Curated(entry.summary, restored, [c.path for c in entry.changes if c.after is None]))
 
     def _failed(self, exc: CompanionError) -> None:
         # The message says whether anything was written (a failed write is put back, and says so if it could not be).
-        self.notify(str(exc), title="curation failed", severity="error", timeout=10)
+        self._notice(str(exc), title="curation failed", severity="error", timeout=10)
