@@ -20,6 +20,7 @@ from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
@@ -158,20 +159,29 @@ class CompanionApp(App[int]):
                 self._reports += 1
         return queued
 
-    def _handled(self) -> None:
+    def _handled(self) -> bool:
+        """Count a report as handled; False when the panes are gone (a worker's report can land while the app
+        closes), so the handler leaves it."""
         with self._reports_lock:
             self._reports -= 1
+        try:
+            self.query_one(StatusLine)
+        except NoMatches:
+            return False
+        return True
 
     def on_index_changed(self, _: IndexChanged) -> None:
         """The index changed under the panes: recall again, and show the open note as it is now."""
-        self._handled()
+        if not self._handled():
+            return
         self.refresh_recall()
         if self._shown_path is not None:
             self.open_note(self._shown_path, refresh=True)
 
     def on_index_status(self, message: IndexStatus) -> None:
         """Show who writes the index and what it is doing."""
-        self._handled()
+        if not self._handled():
+            return
         status = self.query_one(StatusLine)
         if message.mode is not None:
             status.mode = message.mode
@@ -180,7 +190,8 @@ class CompanionApp(App[int]):
 
     def on_notice(self, message: Notice) -> None:
         """Show a worker's message as a notification."""
-        self._handled()
+        if not self._handled():
+            return
         severity: Any = message.severity
         if message.timeout is None:
             self.notify(message.text, title=message.title, severity=severity)
@@ -190,7 +201,8 @@ class CompanionApp(App[int]):
     def on_curated(self, message: Curated) -> None:
         """A curation landed: show the note as it is on disk now and recall again (the watcher re-indexes the files
         within a second)."""
-        self._handled()
+        if not self._handled():
+            return
         self.curations += 1
         self.notify(message.summary, title="done (u undoes)")
         shown = self._shown_path
@@ -286,7 +298,8 @@ class CompanionApp(App[int]):
 
     def on_note_read(self, message: NoteRead) -> None:
         """Show a note just read, unless the user has moved on (reads of older highlights can finish late)."""
-        self._handled()
+        if not self._handled():
+            return
         path, note = message.path, message.note
         if path != self._shown_path:
             return
@@ -302,7 +315,8 @@ class CompanionApp(App[int]):
 
     def on_graph_read(self, message: GraphRead) -> None:
         """Show a note's link neighbourhood, unless the user has moved on."""
-        self._handled()
+        if not self._handled():
+            return
         if message.hood.path == self._shown_path:
             self.query_one(LinkGraph).show(message.hood)
 
@@ -315,7 +329,8 @@ class CompanionApp(App[int]):
 
     def on_recall_ready(self, message: RecallReady) -> None:
         """Fill the panes with the newest recall."""
-        self._handled()
+        if not self._handled():
+            return
         asked, query, context = message.asked, message.query, message.context
         if asked != self._asked:
             return  # a thread worker cannot be stopped mid-way: a newer question's answer is on its way
