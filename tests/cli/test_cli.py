@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import history_config, write
+from tests.helpers.files import write
+from tests.helpers.history import history_config
 
 
 def _companion(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -14,7 +14,7 @@ import pytest
 
 from companion.cli import main
 from companion.locations import vault_data_dir
-from tests.conftest import file_tree, split_frontmatter, write
+from tests.helpers.files import file_tree, split_frontmatter, write
 
 SKI = "---\ntags: [travel]\ndate: 2026-02-01\n---\nChamonix in February, budget 1800 euros.\n"
 GARDEN = "# Garden\n\nTomatoes want sun.\n"

@@ -13,7 +13,7 @@ from companion.cli import main
 from companion.locations import vault_data_dir
 from companion.pipeline.history import serialize
 from indexer.lock import WriterLock
-from tests.conftest import history_config
+from tests.helpers.history import history_config
 
 AS_OF = "2026-03-22T12:00:00+00:00"
 SECRETS = {

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import KEPANO
+from tests.helpers.files import KEPANO
 
 pytestmark = [
     pytest.mark.model,

@@ -10,7 +10,7 @@ import pytest
 
 from companion.cli import main
 from companion.pipeline.history import serialize
-from tests.conftest import file_tree
+from tests.helpers.files import file_tree
 
 CONFIG = """session_history:
   sources:

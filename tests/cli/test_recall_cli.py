@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from indexer.manifest import Manifest
-from tests.conftest import file_tree, workspace, write
-from tests.indexer.test_recall import NOW, conversation_path, write_vault
+from tests.helpers.conversations import NOW, conversation_path, write_vault
+from tests.helpers.files import file_tree, write
+from tests.helpers.workspaces import workspace
 
 REPO = Path(__file__).resolve().parents[2]
 AS_OF = NOW.isoformat()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from companion.pipeline.history import serialize
-from tests.conftest import write
+from tests.helpers.files import write
 
 CONFIG = """embedding:
   provider: hash

@@ -14,7 +14,7 @@ from companion.curation.curator import CurationError, Curator, Plan, obsidian_ur
 from companion.errors import CompanionError
 from companion.vault.audit import AuditLog
 from companion.vault.parse import parse_note
-from tests.conftest import file_tree
+from tests.helpers.files import file_tree
 
 KEEP = """---
 tags:

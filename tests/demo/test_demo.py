@@ -15,7 +15,7 @@ from companion.demo.content import DANGLING_LINK
 from companion.errors import VaultError
 from companion.vault.notes import MEMORY_TYPES
 from companion.vault.parse import parse_note
-from tests.conftest import file_tree, split_frontmatter
+from tests.helpers.files import file_tree, split_frontmatter
 
 NOW = datetime(2026, 3, 1, 9, 30, 0)
 LINK = re.compile(r"\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")

@@ -14,7 +14,7 @@ import pytest
 from companion.demo.synth import append_paragraph, write_synthetic_vault
 from companion.errors import VaultError
 from companion.vault.notes import MEMORY_TYPES
-from tests.conftest import file_tree, split_frontmatter
+from tests.helpers.files import file_tree, split_frontmatter
 
 NOW = datetime(2026, 3, 1, 12, 0, 0)
 LINK = re.compile(r"\[\[([^\]|#]*)")

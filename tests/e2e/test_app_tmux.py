@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import file_tree
-from tests.e2e.terminal import Terminal
+from tests.helpers.files import file_tree
+from tests.helpers.terminal import Terminal
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),

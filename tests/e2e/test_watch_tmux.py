@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write
-from tests.e2e.terminal import Terminal
+from tests.helpers.files import write
+from tests.helpers.terminal import Terminal
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 

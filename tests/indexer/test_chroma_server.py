@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import write
+from tests.helpers.files import write
 
 pytestmark = pytest.mark.server
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from companion.embedding.hashing import HashEmbedder
-from tests.conftest import workspace, write
+from tests.helpers.files import write
+from tests.helpers.workspaces import workspace
 
 NOTES = 2000
 

@@ -11,7 +11,8 @@ import pytest
 from companion.embedding.hashing import HashEmbedder
 from companion.workspace import Workspace
 from indexer.sync import Indexer
-from tests.conftest import workspace, write
+from tests.helpers.files import write
+from tests.helpers.workspaces import workspace
 
 CONVERSATION = """---
 type: conversation
@@ -246,7 +247,7 @@ def test_rebuild_starts_empty(hash_ws: Workspace) -> None:
 
 
 def test_kepano_vault_indexes_every_note(tmp_path: Path) -> None:
-    from tests.conftest import KEPANO
+    from tests.helpers.files import KEPANO
 
     if not KEPANO.exists():
         pytest.skip("shared kepano vault not present")

@@ -17,7 +17,8 @@ import pytest
 from companion.workspace import Workspace
 from indexer.sync import IndexReport
 from indexer.watcher import watch
-from tests.conftest import workspace, write
+from tests.helpers.files import write
+from tests.helpers.workspaces import workspace
 
 
 class Watching:

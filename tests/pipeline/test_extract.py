@@ -16,7 +16,7 @@ from companion.pipeline.extract import classify, make_title
 from companion.pipeline.history import serialize
 from companion.pipeline.run import AgentReport, process_vault
 from companion.vault.audit import AuditLog
-from tests.conftest import history_config, write_history
+from tests.helpers.history import history_config, write_history
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
 SECRET_KEY = "sk-" + "A1b2C3d4" * 4
@@ -31,13 +31,6 @@ TEXTS = [
     "Remember that the broker closes the ACME account review on the 3rd of April.",
     "HEARTBEAT_OK",
 ]
-
-
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The auto-write and dedupe variables at their defaults."""
-    monkeypatch.delenv("AGENT_VAULT_AUTO_WRITE", raising=False)
-    monkeypatch.delenv("AGENT_VAULT_DEDUPE", raising=False)
 
 
 def write_log(vault: Path, texts: list[str], agent: str = "trader") -> Path:

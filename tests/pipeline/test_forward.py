@@ -26,7 +26,7 @@ from companion.pipeline.history import serialize
 from companion.pipeline.run import AgentReport, process_vault
 from companion.specs import ForwardSpec
 from companion.vault.audit import AuditLog
-from tests.conftest import history_config, local_http
+from tests.helpers.history import history_config, local_http
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
 SECRET_KEY = "sk-" + "A1b2C3d4" * 4

@@ -21,7 +21,8 @@ from companion.pipeline.run import STEPS, AgentReport, process_vault
 from companion.pipeline.sessionnotes import MARKDOWN_KEY, read_notes
 from companion.pipeline.triggers import stat_sources
 from companion.vault.audit import AuditLog
-from tests.conftest import file_tree, history_config
+from tests.helpers.files import file_tree
+from tests.helpers.history import history_config
 
 # Session notes hold local time without a zone: the run's moment is local too.
 NOW = datetime(2026, 3, 22, 12).astimezone()

@@ -25,7 +25,7 @@ from companion.pipeline.summarize import MARKER, SummarizeError, ask_model
 from companion.specs import SummarizeSpec
 from companion.vault.audit import AuditLog
 from companion.vault.parse import parse_note
-from tests.conftest import history_config, local_http, write_history
+from tests.helpers.history import history_config, local_http, write_history
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
 SECRET_KEY = "sk-" + "A1b2C3d4" * 4
@@ -40,15 +40,6 @@ TEXTS = [
     "HEARTBEAT_OK",
     "The volatility model underestimates tail risk on Mondays.",
 ]
-
-
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No proxy between the tests and 127.0.0.1, and the auto-write and dedupe variables at their defaults."""
-    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("AGENT_VAULT_AUTO_WRITE", raising=False)
-    monkeypatch.delenv("AGENT_VAULT_DEDUPE", raising=False)
 
 
 def write_log(vault: Path, texts: list[str], agent: str = "trader") -> Path:

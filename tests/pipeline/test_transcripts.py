@@ -17,17 +17,13 @@ from companion.pipeline.run import AgentReport, process_vault
 from companion.pipeline.transcripts import END_MARKER, entry_key, plain_line, render_entry, turns
 from companion.vault.audit import AuditLog
 from companion.vault.parse import parse_note
-from tests.conftest import file_tree, history_config, split_frontmatter
+from tests.helpers.files import file_tree, split_frontmatter
+from tests.helpers.history import history_config
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
 SECRET_KEY = "sk-" + "A1b2C3d4" * 4
 EMAIL = "jane.doe@example.com"
 FOLDER = Path("Memory/History/trader")
-
-
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("AGENT_VAULT_AUTO_WRITE", raising=False)
 
 
 def entry(i: int, when: datetime, **fields: object) -> bytes:

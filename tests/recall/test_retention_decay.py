@@ -12,7 +12,7 @@ from companion.config import CompanionConfig, load_config, save_config
 from companion.errors import ConfigError
 from companion.recall.decay import AccessStats, decay
 from companion.retention import RetentionPolicy
-from tests.conftest import write
+from tests.helpers.files import write
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 POLICY = RetentionPolicy()

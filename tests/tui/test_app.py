@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +13,8 @@ from textual.widgets import Input
 from companion.config import load_config
 from companion.tui.app import CompanionApp
 from companion.workspace import Workspace
-from tests.conftest import file_tree, workspace
-from tests.indexer.test_recall import NOW, conversation_path, write_vault
+from tests.helpers.conversations import NOW, conversation_path
+from tests.helpers.files import file_tree
 from widgets.confirm import ConfirmDialog
 from widgets.explain import ExplainDialog
 from widgets.hot_pane import HotPane
@@ -23,15 +22,6 @@ from widgets.link_graph import LinkGraph
 from widgets.policy_knobs import PolicyKnobs
 from widgets.status_line import StatusLine
 from widgets.warm_pane import WarmPane
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Iterator[Workspace]:
-    root = tmp_path / "vault"
-    write_vault(root)
-    space = workspace(root, data_dir=tmp_path / "data")
-    yield space
-    space.close()
 
 
 async def settle(pilot: Pilot[Any]) -> None:

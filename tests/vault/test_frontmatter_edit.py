@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from companion.errors import CurationError
 from companion.vault.frontmatter_edit import properties, remove_field, scalar, set_field, split_body
 from companion.vault.parse import parse_note
-from tests.unit.test_parse_properties import YAMLISH
+from tests.helpers.yamlish import YAMLISH
 
 NOTE = """---
 title: Hello world

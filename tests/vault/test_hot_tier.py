@@ -9,7 +9,7 @@ from pathlib import Path
 
 from companion.retention import RetentionPolicy
 from companion.vault.reader import ObsidianVault
-from tests.conftest import write
+from tests.helpers.files import write
 
 NOW = datetime(2026, 3, 10, 15, 0)
 

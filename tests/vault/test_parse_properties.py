@@ -8,31 +8,7 @@ from hypothesis import strategies as st
 from companion.errors import NoteError
 from companion.vault.links import extract
 from companion.vault.parse import parse_note
-
-# Characters and tokens that steer PyYAML into its odd corners: explicit tags, anchors, merges,
-# sets.
-YAML_TOKENS = [
-    *"abc:-[]{}&*!|>'\"#%@`?,.\n\t 0123456789<=~^\\",
-    "!!set ",
-    "!!map ",
-    "!!omap ",
-    "!!pairs ",
-    "!!binary ",
-    "!!timestamp ",
-    "!!int ",
-    "!!float ",
-    "!!bool ",
-    "!!python/tuple ",
-    "<<: ",
-    "&a ",
-    "*a",
-    "? ",
-    "\n  - ",
-    ": ",
-    "2023-02-30",
-    ".inf",
-]
-YAMLISH = st.lists(st.sampled_from(YAML_TOKENS), max_size=60).map("".join)
+from tests.helpers.yamlish import YAMLISH
 
 NOTE_BYTES = st.one_of(
     st.binary(max_size=400),

@@ -10,7 +10,7 @@ import pytest
 
 from companion.demo.build import write_demo_vault
 from companion.vault import yamlsafe
-from tests.conftest import KEPANO
+from tests.helpers.files import KEPANO
 
 FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
 
