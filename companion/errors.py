@@ -77,3 +77,29 @@ class ArchiveError(CompanionError):
     """An archive file (`.jsonl.xz`) of the cold tier cannot be read; listings and searches skip it and go on."""
 
     exit_code = 8
+
+
+class ContextError(CompanionError):
+    """The context cannot be assembled (the policy and instruction alone exceed the budget)."""
+
+    exit_code = 2
+
+
+class ExtractError(CompanionError):
+    """An extracted note cannot be read or updated; reported as a warning naming the note, not raised."""
+
+
+class TranscriptError(CompanionError):
+    """A history note cannot be updated (not ours, edited, unreadable); reported as a warning, never raised."""
+
+
+class SummarizeError(CompanionError):
+    """A model's reply is unusable or its endpoint unreachable, or the note cannot be updated; reported, not raised."""
+
+
+class ForwardError(CompanionError):
+    """A forward sink could not be reached or written, or its state file is damaged; reported, never raised out."""
+
+
+class NoteChanged(ProcessError):
+    """A derived note changed on disk between the run's read and its write (the user edited it meanwhile)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 APP_NAME = "vault-companion"
@@ -54,3 +55,50 @@ def models_dir() -> Path:
 def config_path(vault_root: Path) -> Path:
     """The vault's own config file, `.companion/companion.yaml`."""
     return vault_root / CONFIG_DIR_NAME / CONFIG_FILE_NAME
+
+
+TRIGGERS_STATE = Path("pipeline") / "triggers.json"
+"""The triggers' state file, relative to a vault's data directory."""
+
+
+@dataclass(frozen=True)
+class DataPaths:
+    """Every file and folder of one vault's data directory (see `vault_data_dir`)."""
+
+    root: Path
+    """The vault's data directory."""
+
+    @property
+    def manifest(self) -> Path:
+        """The manifest and lexical index (SQLite)."""
+        return self.root / "manifest.sqlite"
+
+    @property
+    def chroma(self) -> Path:
+        """The embedded vector store's folder."""
+        return self.root / "chroma"
+
+    @property
+    def access(self) -> Path:
+        """Access statistics of the vault's notes (SQLite)."""
+        return self.root / "access.sqlite"
+
+    @property
+    def audit(self) -> Path:
+        """The audit log and its before/after copies."""
+        return self.root / "audit"
+
+    @property
+    def forward(self) -> Path:
+        """What each forward processor has sent."""
+        return self.root / "forward"
+
+    @property
+    def triggers(self) -> Path:
+        """When each agent's processors last ran, for the triggers."""
+        return self.root / TRIGGERS_STATE
+
+    @property
+    def writer_lock(self) -> Path:
+        """The lock held by the one process that writes the index."""
+        return self.root / "writer.lock"

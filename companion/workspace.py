@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from companion.config import CompanionConfig, load_config
-from companion.embedding.hashing import HashEmbedder
 from companion.embedding.providers import Embedder, embedder_from_config
 from companion.errors import IndexLockedError, StoreError
-from companion.locations import vault_data_dir
+from companion.locations import DataPaths, vault_data_dir
 from companion.recall.access import AccessLog
 from companion.recall.engine import Recall
 from companion.vault.discovery import VaultLocation, locate_vault
@@ -26,7 +25,7 @@ from indexer.lock import WriterLock
 from indexer.manifest import Manifest
 from indexer.search import Searcher
 from indexer.store import VectorStore, remove_embedded_store
-from indexer.sync import Indexer, IndexReport, Progress, index_data_paths
+from indexer.sync import Indexer, IndexReport, Progress
 
 
 @dataclass
@@ -71,6 +70,11 @@ class Workspace:
         return cls(location=location, config=config, data_dir=data, chroma_url=url, embedder_override=embedder)
 
     @property
+    def paths(self) -> DataPaths:
+        """Where this vault's index, access statistics, audit log and pipeline state live."""
+        return DataPaths(self.data_dir)
+
+    @property
     def root(self) -> Path:
         """The vault folder."""
         return self.location.path
@@ -86,7 +90,7 @@ class Workspace:
     def manifest(self) -> Manifest:
         """The manifest and lexical index, opened on first use."""
         if self._manifest is None:
-            self._manifest = Manifest(index_data_paths(self.data_dir)[0])
+            self._manifest = Manifest(self.paths.manifest)
         return self._manifest
 
     def embedder(self) -> Embedder:
@@ -98,8 +102,6 @@ class Workspace:
         if self._embedder is None:
             if self.embedder_override is not None:
                 self._embedder = self.embedder_override
-            elif self.config.embedding.provider == "hash":
-                self._embedder = HashEmbedder()
             else:
                 emb = self.config.embedding
                 self._embedder = embedder_from_config(emb.provider, emb.model, emb.url, emb.api_key_env)
@@ -113,7 +115,7 @@ class Workspace:
     def _open_store(self, rebuild: bool) -> VectorStore:
         if self._store is None or rebuild:
             embedder = self.embedder()
-            path = None if self.chroma_url else index_data_paths(self.data_dir)[1]
+            path = None if self.chroma_url else self.paths.chroma
             self._store = VectorStore(
                 model_id=embedder.model_id,
                 dim=embedder.dim,
@@ -131,7 +133,7 @@ class Workspace:
         """`server <url>` or `embedded <folder>`, for messages."""
         if self.chroma_url:
             return f"server {self.chroma_url}"
-        return f"embedded {index_data_paths(self.data_dir)[1]}"
+        return f"embedded {self.paths.chroma}"
 
     def chunker(self) -> Chunker:
         """A chunker that counts tokens with the model's own tokenizer."""
@@ -161,9 +163,9 @@ class Workspace:
             manifest.invalidate()
         manifest.set_meta("settings", settings)
         if own_connections:
-            access = AccessLog(self.data_dir / "access.sqlite")
+            access = AccessLog(self.paths.access)
             vault = ObsidianVault(self.root, self.config)
-            manifest = Manifest(index_data_paths(self.data_dir)[0])
+            manifest = Manifest(self.paths.manifest)
             return Indexer(vault, manifest, self.chunker, self.embedder, self.store, on_moved=access.rename)
         return Indexer(self.vault, manifest, self.chunker, self.embedder, self.store, on_moved=self.access_log().rename)
 
@@ -171,7 +173,7 @@ class Workspace:
         """Delete this vault's index files, even unreadable ones (a rebuild must work on a corrupt index)."""
         self.close()
         self._store = None
-        manifest_path, chroma_path = index_data_paths(self.data_dir)
+        manifest_path, chroma_path = self.paths.manifest, self.paths.chroma
         for suffix in ("", "-wal", "-shm"):
             Path(f"{manifest_path}{suffix}").unlink(missing_ok=True)
         try:
@@ -190,7 +192,7 @@ class Workspace:
     def access_log(self) -> AccessLog:
         """Access statistics of this vault's notes (kept in the data directory, never in notes)."""
         if self._access is None:
-            self._access = AccessLog(self.data_dir / "access.sqlite")
+            self._access = AccessLog(self.paths.access)
         return self._access
 
     def recall(self) -> Recall:

@@ -18,15 +18,14 @@ from pathlib import Path
 from types import TracebackType
 
 from companion.errors import IndexLockedError
-
-LOCK_NAME = "writer.lock"
+from companion.locations import DataPaths
 
 
 class WriterLock:
     """An exclusive, non-blocking lock on a vault's index; use as a context manager."""
 
     def __init__(self, data_dir: Path, purpose: str | None = None) -> None:
-        self.path = data_dir / LOCK_NAME
+        self.path = DataPaths(data_dir).writer_lock
         self.purpose = purpose or " ".join(["companion", *sys.argv[1:]])
         self._fd: int | None = None
 
@@ -69,7 +68,7 @@ class WriterLock:
         nobody holds it.
         """
         try:
-            fd = os.open(data_dir / LOCK_NAME, os.O_RDONLY)
+            fd = os.open(DataPaths(data_dir).writer_lock, os.O_RDONLY)
         except FileNotFoundError:
             return False
         try:

@@ -16,7 +16,6 @@ import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -439,8 +438,3 @@ class Indexer:
         # Frontmatter values are searchable too (people, tags, topics), after the body.
         extras = " ".join(str(v) for k, v in note.frontmatter.items() if k not in {"date", "time"} and v)
         return f"{note.body}\n{extras}" if extras else note.body
-
-
-def index_data_paths(data_dir: Path) -> tuple[Path, Path]:
-    """(manifest file, embedded Chroma folder) inside a vault's data directory."""
-    return data_dir / "manifest.sqlite", data_dir / "chroma"

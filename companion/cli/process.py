@@ -21,7 +21,7 @@ from companion.cli.recallargs import parse_as_of
 from companion.cli.vaultargs import add_vault_arguments
 from companion.config import load_config_file
 from companion.errors import IndexLockedError
-from companion.locations import config_path, vault_data_dir
+from companion.locations import DataPaths, config_path, vault_data_dir
 from companion.pipeline.run import AgentReport, process_vault
 from companion.vault.audit import AuditLog
 from companion.vault.discovery import locate_vault
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         audit=audit,
         dry_run=args.dry_run,
         config_source=str(path),
-        state_dir=data_dir / "forward",
+        state_dir=DataPaths(data_dir).forward,
     )
     written = [path for r in reports for path in r.embedded]
     indexed = None

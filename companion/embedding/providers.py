@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -301,25 +301,46 @@ class OpenAIEmbedder:
         return vectors
 
 
+def _minilm(model: str | None, url: str | None, api_key_env: str | None) -> Embedder:
+    if model not in (None, "", MODEL_ID):
+        raise ConfigError(f"embedding provider minilm only runs {MODEL_ID}, not {model!r}.")
+    return MiniLMEmbedder()
+
+
+def _openai(model: str | None, url: str | None, api_key_env: str | None) -> Embedder:
+    if not url or not model:
+        raise ConfigError("embedding provider openai needs both `url` and `model`.")
+    api_key = None
+    if api_key_env:
+        api_key = os.environ.get(api_key_env)
+        if not api_key:
+            raise ConfigError(f"embedding api_key_env names {api_key_env}, but that variable is not set.")
+    return OpenAIEmbedder(url, model, api_key=api_key)
+
+
+def _hash(model: str | None, url: str | None, api_key_env: str | None) -> Embedder:
+    from companion.embedding.hashing import HashEmbedder
+
+    return HashEmbedder()
+
+
+PROVIDERS: dict[str, Callable[[str | None, str | None, str | None], Embedder]] = {
+    "minilm": _minilm,
+    "openai": _openai,
+    "hash": _hash,
+}
+"""Each embedding provider by its config name, built from the config's `model`, `url` and `api_key_env`."""
+
+
 def embedder_from_config(provider: str, model: str | None, url: str | None, api_key_env: str | None) -> Embedder:
-    """The embedder a vault's config asks for: `minilm` (the default, local) or `openai` (a server).
+    """The embedder a vault's config asks for: `minilm` (the default, local), `openai` (a server) or `hash` (the
+    hashing embedder, for tests and benchmarks).
 
     `api_key_env` names the environment variable holding the key, so keys stay out of the vault.
     Raises `ConfigError` for an unknown provider or missing settings, `ModelError` when the local
     model cannot be loaded.
     """
-    name = (provider or "minilm").strip().lower()
-    if name == "minilm":
-        if model not in (None, "", MODEL_ID):
-            raise ConfigError(f"embedding provider minilm only runs {MODEL_ID}, not {model!r}.")
-        return MiniLMEmbedder()
-    if name == "openai":
-        if not url or not model:
-            raise ConfigError("embedding provider openai needs both `url` and `model`.")
-        api_key = None
-        if api_key_env:
-            api_key = os.environ.get(api_key_env)
-            if not api_key:
-                raise ConfigError(f"embedding api_key_env names {api_key_env}, but that variable is not set.")
-        return OpenAIEmbedder(url, model, api_key=api_key)
-    raise ConfigError(f"Unknown embedding provider {provider!r}: use minilm or openai.")
+    build = PROVIDERS.get((provider or "minilm").strip().lower())
+    if build is None:
+        raise ConfigError(f"Unknown embedding provider {provider!r}: use minilm or openai.")
+    return build(model, url, api_key_env)

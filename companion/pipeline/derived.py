@@ -13,16 +13,12 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from companion.atomic import make_folders, write_atomic
-from companion.errors import ProcessError
+from companion.errors import NoteChanged
 from companion.pipeline.extract import ExtractReport
 from companion.pipeline.summarize import SummaryReport
 from companion.pipeline.transcripts import EmbedReport
 from companion.vault.audit import AuditLog, FileChange, sha256_hex
 from companion.vault.paths import vault_relative
-
-
-class NoteChanged(ProcessError):
-    """A derived note changed on disk between the run's read and its write (the user edited it meanwhile)."""
 
 
 def _write_note(

@@ -82,10 +82,6 @@ _LABEL = re.compile(
 )
 
 
-class ExtractError(CompanionError):
-    """An extracted note cannot be read or updated; reported as a warning naming the note, not raised."""
-
-
 @dataclass(frozen=True)
 class Finding:
     """One sentence a rule matched."""

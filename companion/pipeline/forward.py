@@ -28,16 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from companion.atomic import fsync_dir, make_folders, write_atomic
-from companion.errors import CompanionError
+from companion.errors import ForwardError
 from companion.pipeline.history import Entry
 from companion.pipeline.processors import ForwardProcessor
 
 Sleep = Callable[[float], None]
 """How the retries wait (tests pass a recorder)."""
-
-
-class ForwardError(CompanionError):
-    """A forward sink could not be reached or written, or its state file is damaged; reported, never raised out."""
 
 
 @dataclass(frozen=True)

@@ -444,18 +444,18 @@ AnyProcessor = (
 """Any built processor."""
 
 
+PROCESSORS: dict[str, Callable[[Any, Path], AnyProcessor]] = {
+    "retain": lambda spec, root: RetainProcessor(spec),
+    "archive": ArchiveProcessor,
+    "redact": lambda spec, root: RedactProcessor(spec),
+    "forward": ForwardProcessor,
+    "summarize": SummarizeProcessor,
+    "extract": ExtractProcessor,
+    "embed": EmbedProcessor,
+}
+"""How each processor type (a spec's `type`) is built from its spec and the vault's root."""
+
+
 def build_processor(spec: ProcessorSpec, vault_root: Path) -> AnyProcessor:
     """The processor a spec describes."""
-    if isinstance(spec, RetainSpec):
-        return RetainProcessor(spec)
-    if isinstance(spec, ArchiveSpec):
-        return ArchiveProcessor(spec, vault_root)
-    if isinstance(spec, ForwardSpec):
-        return ForwardProcessor(spec, vault_root)
-    if isinstance(spec, SummarizeSpec):
-        return SummarizeProcessor(spec, vault_root)
-    if isinstance(spec, ExtractSpec):
-        return ExtractProcessor(spec, vault_root)
-    if isinstance(spec, EmbedSpec):
-        return EmbedProcessor(spec, vault_root)
-    return RedactProcessor(spec)
+    return PROCESSORS[spec.type](spec, vault_root)

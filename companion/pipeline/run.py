@@ -37,6 +37,7 @@ from companion.atomic import make_folders, unused_path, write_atomic
 from companion.config import CompanionConfig
 from companion.errors import ConfigError, ProcessError
 from companion.folderlock import folder_lock
+from companion.locations import DataPaths
 from companion.pipeline.derived import write_embeds, write_extracts, write_summaries
 from companion.pipeline.extract import EXTRACTED_BY, ExtractReport, extract_agent
 from companion.pipeline.forward import ForwardReport, forward_entries, state_file
@@ -477,7 +478,7 @@ def _run_agent(
     outcome = _compute(plan, log, chosen, now)
     step("computed")
     if state_dir is None and audit is not None:
-        state_dir = audit.folder.parent / "forward"
+        state_dir = DataPaths(audit.folder.parent).forward
     env = os.environ if environ is None else environ
     made = _derive(source, chosen, outcome, now, state_dir, env, dry_run)
     report = _first_report(source, log, notes, outcome, made, dry_run)

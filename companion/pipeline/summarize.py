@@ -30,7 +30,7 @@ from typing import Any, Literal
 import yaml
 
 from companion.atomic import unused_path
-from companion.errors import CompanionError, CurationError, ProcessError
+from companion.errors import CurationError, ProcessError, SummarizeError
 from companion.pipeline.forward import cleartext_host, shown_url
 from companion.pipeline.history import Entry
 from companion.pipeline.processors import SummarizeProcessor
@@ -64,10 +64,6 @@ _STATUS_WORD = re.compile(r"[A-Z][A-Z0-9_]*")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _MODEL_INPUT_CHARS = 24_000
 _ENTRY_CHARS = 1_000
-
-
-class SummarizeError(CompanionError):
-    """A model's reply is unusable or its endpoint unreachable, or the note cannot be updated; reported, not raised."""
 
 
 @dataclass(frozen=True)

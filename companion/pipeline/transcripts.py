@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from companion.errors import CompanionError, CurationError
+from companion.errors import CurationError, TranscriptError
 from companion.pipeline.history import Entry
 from companion.pipeline.processors import EmbedProcessor
 from companion.pipeline.summarize import AUTO_WRITE_ENV, META_KEYS, auto_write_mode
@@ -68,10 +68,6 @@ class Redaction:
     signature: str
     """Names the redaction's rules (`redaction` in a note's frontmatter): a note redacted with other rules, or none,
     is redacted again even when none of its entries is read in the run."""
-
-
-class TranscriptError(CompanionError):
-    """A history note cannot be updated (not ours, edited, unreadable); reported as a warning, never raised."""
 
 
 @dataclass(frozen=True)

@@ -31,11 +31,12 @@ from typing import Any
 from companion.atomic import make_folders, write_atomic
 from companion.config import CompanionConfig
 from companion.errors import CompanionError
+from companion.locations import TRIGGERS_STATE, DataPaths
 from companion.pipeline.history import Source
 from companion.pipeline.run import plan_for
 from companion.specs import ProcessorSpec
 
-STATE_FILE = Path("pipeline") / "triggers.json"
+STATE_FILE = TRIGGERS_STATE
 """The state file, relative to the vault's data directory."""
 
 DEFAULT_INTERVAL_MINUTES = 60
@@ -110,7 +111,7 @@ class TriggerState:
     @classmethod
     def load(cls, data_dir: Path) -> TriggerState:
         """The state of a vault's data directory; empty when the file is missing or unreadable."""
-        path = data_dir / STATE_FILE
+        path = DataPaths(data_dir).triggers
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from companion.errors import CompanionError
+from companion.errors import ContextError
 
 PieceKind = Literal["policy", "instruction", "message", "summary", "recent", "entity", "turn"]
 
@@ -33,12 +33,6 @@ _HEADINGS: dict[PieceKind, str] = {
     "turn": "# Recent turns",
 }
 _ORDER: tuple[PieceKind, ...] = ("policy", "instruction", "message", "summary", "recent", "entity", "turn")
-
-
-class ContextError(CompanionError):
-    """The context cannot be assembled (the policy and instruction alone exceed the budget)."""
-
-    exit_code = 2
 
 
 @dataclass(frozen=True)

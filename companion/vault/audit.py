@@ -31,6 +31,7 @@ from typing import Any
 
 from companion.atomic import fsync_dir, make_folders, write_atomic
 from companion.errors import CurationError
+from companion.locations import DataPaths
 
 _SHA = re.compile(r"[0-9a-f]{64}")
 _FORMAT = 1
@@ -94,7 +95,7 @@ class AuditLog:
 
     def __init__(self, data_dir: Path) -> None:
         """Point at the vault's data directory; nothing is read or created yet."""
-        self.folder = data_dir / "audit"
+        self.folder = DataPaths(data_dir).audit
         """`<data_dir>/audit`, created on the first record."""
         self.log_path = self.folder / "log.jsonl"
         """The JSON-lines log, one entry a line, oldest first."""

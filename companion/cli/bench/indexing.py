@@ -94,7 +94,6 @@ def save_to_searchable(root: Path, saves: int) -> dict[str, Any]:
     from companion.demo.synth import append_paragraph
     from indexer.manifest import Manifest
     from indexer.search import Searcher
-    from indexer.sync import index_data_paths
     from indexer.watcher import watch
 
     synthetic_vault(root, 200)
@@ -102,7 +101,7 @@ def save_to_searchable(root: Path, saves: int) -> dict[str, Any]:
     indexer = ws.indexer()
     indexer.sync()
     store = ws.store()
-    reader = Manifest(index_data_paths(ws.data_dir)[0])
+    reader = Manifest(ws.paths.manifest)
     searcher = Searcher(reader, ws.embedder, lambda: store)
     stop = threading.Event()
     ready = threading.Event()
