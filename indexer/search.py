@@ -13,7 +13,8 @@ from companion.config import RecallConfig
 from companion.embedding.providers import Embedder
 from companion.recall.candidates import Hit, NoteInfo
 from companion.recall.fusion import fuse
-from companion.recall.scope import Scope, note_day
+from companion.recall.scope import Scope
+from companion.vault.dates import note_day
 from companion.words import QUESTION_FILLER, STOPWORDS
 from indexer.manifest import Manifest, NoteRecord
 from indexer.store import VectorStore

@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from companion.embedding.providers import Embedder
 from companion.errors import NoteError
-from companion.recall.scope import note_day
+from companion.vault.dates import note_day
 from companion.vault.notes import FileStat, Note
 from companion.vault.reader import ObsidianVault, valid_name
 from indexer.chunking import Chunk, Chunker

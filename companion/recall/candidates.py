@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
-from companion.recall.scope import Scope, note_day
+from companion.recall.scope import Scope
+from companion.vault.dates import note_day
 
 
 @dataclass(frozen=True)

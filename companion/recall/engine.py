@@ -29,9 +29,10 @@ from companion.recall.scope import Scope
 from companion.recall.sessionrefs import SessionRef, collect_sessions, ref_in_scope
 from companion.recall.temporal import TemporalItem, is_pure_recap, recap_boost, recent_items
 from companion.retention import RetentionPolicy
+from companion.vault.dates import session_datetime
 from companion.vault.hot import local_moment, partition_hot, window_start
 from companion.vault.reader import ObsidianVault
-from companion.vault.sessions import SessionSummary, session_datetime
+from companion.vault.sessions import SessionSummary
 
 _COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
 _GRAPH_SOURCES = 10  # strongest candidates whose links count as a relevance signal

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from companion.errors import ConfigError
-from companion.vault.sessions import iso_date_text
 
 COLUMN_FIELDS = frozenset({"kind", "type", "path", "title", "date"})
 """Filter keys answered from the index's own columns rather than from frontmatter."""
@@ -109,19 +108,6 @@ def parse_day(text: str, what: str) -> dt.date:
             return dt.date.fromisoformat(text.strip())
         except ValueError:
             raise ConfigError(f"{what} {text!r}: expected a date such as 2026-03-01") from None
-
-
-def note_day(value: Any) -> dt.date | None:
-    """The day of a frontmatter `date` (a date, a timestamp or their ISO text), or None."""
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    text = iso_date_text(str(value or "").strip())[:10]
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        return None
 
 
 def _holds(value: Any, wanted: str) -> bool:

@@ -12,19 +12,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from companion.vault.dates import session_datetime
 from companion.vault.notes import Note
 
 _DATE_FOLDER = re.compile(r"(?:^|/)(\d{4}-\d{2}-\d{2})/[^/]+$")
-_TIME_FORMATS = (
-    "%H:%M:%S",
-    "%H:%M",
-    "%H-%M-%S",
-    "%H-%M",
-    "%H%M%S",
-    "%H%M",
-    "%I:%M %p",
-    "%I:%M:%S %p",
-)
 
 
 @dataclass(frozen=True)
@@ -58,43 +49,6 @@ class SessionSummary:
         """The turn's moment as a naive datetime (as written), or None if unreadable (parsed once: partitions
         sort thousands of sessions by it)."""
         return session_datetime(self.date, self.time)
-
-
-def iso_date_text(text: str) -> str:
-    """`2026/03/01...` and `2026.03.01...`, as some agents write dates, with ISO dashes; other text as it is."""
-    if len(text) >= 10 and text[4] in "/." and text[7] == text[4]:
-        return text[:10].replace(text[4], "-") + text[10:]
-    return text
-
-
-def session_datetime(date: str, time: str) -> dt.datetime | None:
-    """Combine a `YYYY-MM-DD` date and a time as agents write it; None if either is unreadable."""
-    date, time = iso_date_text(date.strip()), time.strip()
-    try:
-        # A full ISO timestamp in `date` wins; `date` may also be the day alone.
-        stamp = dt.datetime.fromisoformat(date)
-    except ValueError:
-        return None
-    if "T" in date or " " in date or not time:
-        return stamp.replace(tzinfo=None)
-    parsed = _parse_time(time)
-    if parsed is None:
-        # A day with an unreadable time ("noon-ish") still places the session: at the start of its day.
-        return dt.datetime.combine(stamp.date(), dt.time())
-    return dt.datetime.combine(stamp.date(), parsed.replace(tzinfo=None))
-
-
-def _parse_time(text: str) -> dt.time | None:
-    try:
-        return dt.time.fromisoformat(text)
-    except ValueError:
-        pass
-    for fmt in _TIME_FORMATS:
-        try:
-            return dt.datetime.strptime(text.upper(), fmt).time()
-        except ValueError:
-            continue
-    return None
 
 
 def _text(value: Any) -> str:

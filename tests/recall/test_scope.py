@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from companion.errors import ConfigError
-from companion.recall.scope import Scope, note_day, parse_day, parse_where, where_from_mapping
+from companion.recall.scope import Scope, parse_day, parse_where, where_from_mapping
+from companion.vault.dates import note_day
 from indexer.manifest import Manifest, NoteRecord
 
 MARCH_1 = date(2026, 3, 1)
