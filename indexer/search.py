@@ -11,8 +11,7 @@ import numpy.typing as npt
 
 from companion.config import RecallConfig
 from companion.embedding.providers import Embedder
-from companion.recall.candidates import Hit, NoteInfo
-from companion.recall.fusion import fuse
+from companion.recall.candidates import Hit, NoteInfo, fuse
 from companion.recall.scope import Scope
 from companion.vault.dates import note_day
 from companion.words import QUESTION_FILLER, STOPWORDS

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from companion.cli.args import parse_as_of
 from companion.cli.output import print_json
-from companion.cli.recallargs import parse_as_of
 from companion.config import load_config_file
 from companion.errors import ConfigError, ProcessError
 from companion.locations import config_path, vault_data_dir

@@ -5,9 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from companion.cli.args import (
+    add_record_argument,
+    add_scope_arguments,
+    add_vault_arguments,
+    open_workspace,
+    parse_as_of,
+    scope_from_args,
+    sync_first,
+)
 from companion.cli.output import print_json
-from companion.cli.recallargs import add_record_argument, add_scope_arguments, parse_as_of, scope_from_args, sync_first
-from companion.cli.vaultargs import add_vault_arguments, open_workspace
 from companion.embedding.tokens import TokenCounter
 from companion.errors import ConfigError
 from companion.recall.context import AssembledContext, Piece, assemble

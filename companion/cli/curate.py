@@ -15,8 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from companion.cli.args import add_vault_arguments, open_workspace
 from companion.cli.output import print_json
-from companion.cli.vaultargs import add_vault_arguments, open_workspace
 from companion.curation.curator import Curator, Plan, PlannedWrite
 from companion.errors import ConfigError, CurationError, NotConfirmedError
 from companion.locations import data_root

@@ -13,13 +13,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from companion.cli.args import add_vault_arguments, json_lines, open_workspace, parse_as_of, sync_first
 from companion.cli.output import print_json
-from companion.cli.recallargs import json_lines, parse_as_of, sync_first
-from companion.cli.vaultargs import add_vault_arguments, open_workspace
 from companion.errors import ConfigError
 from companion.recall.evaluate import CUTOFFS, Judged, Scores, by_label, score
 from companion.recall.scope import Scope, where_from_mapping
-from companion.vault.hot import local_moment
+from companion.vault.sessions import local_moment
 from indexer.search import Searcher, fts_query
 
 MODES = ("hybrid", "bm25", "dense")

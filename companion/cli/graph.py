@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from companion.cli.args import add_vault_arguments, open_workspace
 from companion.cli.output import print_json
-from companion.cli.vaultargs import add_vault_arguments, open_workspace
 from companion.errors import VaultError
 from companion.vault.reader import ObsidianVault
 

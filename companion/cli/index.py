@@ -12,8 +12,8 @@ from datetime import datetime
 from types import FrameType
 from typing import Any
 
+from companion.cli.args import add_vault_arguments, open_workspace
 from companion.cli.output import ProgressBar, print_json
-from companion.cli.vaultargs import add_vault_arguments, open_workspace
 from companion.errors import CompanionError
 from companion.locations import config_path
 from companion.pipeline.autorun import INTERVAL_S, AutoProcessor

@@ -16,9 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from companion.cli.args import add_vault_arguments, parse_as_of
 from companion.cli.output import print_json
-from companion.cli.recallargs import parse_as_of
-from companion.cli.vaultargs import add_vault_arguments
 from companion.config import load_config_file
 from companion.errors import IndexLockedError
 from companion.locations import DataPaths, config_path, vault_data_dir

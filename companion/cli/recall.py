@@ -13,19 +13,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from companion.cli.output import print_json
-from companion.cli.recallargs import (
+from companion.cli.args import (
     add_record_argument,
     add_scope_arguments,
+    add_vault_arguments,
     item_json,
     json_lines,
+    open_workspace,
     parse_as_of,
     scope_from_args,
     session_json,
     sync_first,
     temporal_json,
 )
-from companion.cli.vaultargs import add_vault_arguments, open_workspace
+from companion.cli.output import print_json
 from companion.errors import CompanionError, ConfigError
 from companion.recall.engine import Recall
 from companion.recall.results import RecalledContext

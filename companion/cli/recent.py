@@ -5,9 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from companion.cli.args import (
+    add_scope_arguments,
+    add_vault_arguments,
+    open_workspace,
+    parse_as_of,
+    scope_from_args,
+    sync_first,
+    temporal_json,
+)
 from companion.cli.output import print_json
-from companion.cli.recallargs import add_scope_arguments, parse_as_of, scope_from_args, sync_first, temporal_json
-from companion.cli.vaultargs import add_vault_arguments, open_workspace
 from companion.errors import ConfigError
 
 MAX_HOURS = 24 * 3660

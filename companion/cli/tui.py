@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from companion.cli.recallargs import parse_as_of
-from companion.cli.vaultargs import add_vault_arguments, open_workspace
+from companion.cli.args import add_vault_arguments, open_workspace, parse_as_of
 
 
 def register(sub: Any) -> None:

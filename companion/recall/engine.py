@@ -30,9 +30,8 @@ from companion.recall.sessionrefs import SessionRef, collect_sessions, ref_in_sc
 from companion.recall.temporal import TemporalItem, is_pure_recap, recap_boost, recent_items
 from companion.retention import RetentionPolicy
 from companion.vault.dates import session_datetime
-from companion.vault.hot import local_moment, partition_hot, window_start
 from companion.vault.reader import ObsidianVault
-from companion.vault.sessions import SessionSummary
+from companion.vault.sessions import SessionSummary, local_moment, partition_hot, window_start
 
 _COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
 _GRAPH_SOURCES = 10  # strongest candidates whose links count as a relevance signal

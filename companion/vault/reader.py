@@ -19,11 +19,10 @@ from companion.config import CompanionConfig, compile_globs, load_config
 from companion.errors import NoteError, VaultError
 from companion.retention import RetentionPolicy
 from companion.vault.graph import VaultGraph
-from companion.vault.hot import local_moment, partition_hot, window_start
 from companion.vault.notes import FileStat, Link, Note
 from companion.vault.parse import KindRules, parse_note, too_large_reason
 from companion.vault.resolve import LinkResolver
-from companion.vault.sessions import SessionSummary, read_session
+from companion.vault.sessions import SessionSummary, local_moment, partition_hot, read_session, window_start
 
 _DAY_FOLDER = re.compile(r"\d{4}-\d{2}-\d{2}")
 _SESSION_CACHE = 4096  # parsed session summaries kept between calls

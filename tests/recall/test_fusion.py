@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from companion.recall.fusion import fuse, min_max
+from companion.recall.candidates import fuse, min_max
 from indexer.search import fts_query
 
 

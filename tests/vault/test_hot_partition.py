@@ -11,8 +11,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from companion.retention import RetentionPolicy
-from companion.vault.hot import local_moment, partition_hot, window_start
-from companion.vault.sessions import SessionSummary
+from companion.vault.sessions import SessionSummary, local_moment, partition_hot, window_start
 
 NOW = datetime(2026, 3, 10, 15, 0)
 POLICY = RetentionPolicy()
