@@ -10,18 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import run_companion
 from tests.helpers.files import write
 from tests.helpers.history import history_config
-
-
-def _companion(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "companion", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **(env or {})},
-    )
 
 
 @pytest.fixture
@@ -35,27 +26,27 @@ def vault(tmp_path: Path) -> Path:
 
 
 def test_index_json_summary_and_skipped_notes(vault: Path) -> None:
-    out = _companion("index", "--json", "--vault", str(vault))
+    out = run_companion("index", "--json", "--vault", str(vault))
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     for key in ("notes_indexed", "notes_skipped", "notes_deleted", "chunks_embedded", "elapsed_s"):
         assert key in report
     assert (report["notes_indexed"], report["notes_skipped"]) == (2, 1)
     assert report["skipped"][0]["path"] == "Notes/broken.md" and report["skipped"][0]["reason"]
-    again = json.loads(_companion("index", "--json", "--vault", str(vault)).stdout)
+    again = json.loads(run_companion("index", "--json", "--vault", str(vault)).stdout)
     assert (again["notes_indexed"], again["chunks_embedded"]) == (0, 0)
 
 
 def test_human_output_names_the_vault_rule_and_skipped_note(vault: Path) -> None:
-    out = _companion("index", env={"AGENT_VAULT_PATH": str(vault)})
+    out = run_companion("index", env={"AGENT_VAULT_PATH": str(vault)})
     assert out.returncode == 0, out.stderr
     assert "AGENT_VAULT_PATH" in out.stdout
     assert "skipped Notes/broken.md:" in out.stdout
 
 
 def test_recall_json_shape(vault: Path) -> None:
-    _companion("index", "--vault", str(vault))
-    out = _companion("recall", "Chamonix budget", "--json", "--k", "5", "--vault", str(vault))
+    run_companion("index", "--vault", str(vault))
+    out = run_companion("recall", "Chamonix budget", "--json", "--k", "5", "--vault", str(vault))
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["query"] == "Chamonix budget"
@@ -66,44 +57,44 @@ def test_recall_json_shape(vault: Path) -> None:
 
 
 def test_recall_never_writes_to_the_vault(vault: Path) -> None:
-    _companion("index", "--vault", str(vault))
+    run_companion("index", "--vault", str(vault))
     before = {p: p.stat().st_mtime_ns for p in vault.rglob("*")}
-    _companion("recall", "tomatoes", "--vault", str(vault))
+    run_companion("recall", "tomatoes", "--vault", str(vault))
     assert {p: p.stat().st_mtime_ns for p in vault.rglob("*")} == before
 
 
 def test_bad_config_names_file_and_key(vault: Path) -> None:
     write(vault, ".companion/companion.yaml", "index:\n  inclde: ['*.md']\n")
-    out = _companion("index", "--vault", str(vault))
+    out = run_companion("index", "--vault", str(vault))
     assert out.returncode == 2
     assert "companion.yaml" in out.stderr and "inclde" in out.stderr
     assert "Traceback" not in out.stderr
 
 
 def test_missing_vault_is_a_clear_error(tmp_path: Path) -> None:
-    out = _companion("index", "--vault", str(tmp_path / "nowhere"))
+    out = run_companion("index", "--vault", str(tmp_path / "nowhere"))
     assert out.returncode == 2
     assert "nowhere" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_corrupt_index_is_explained_and_rebuild_repairs_it(vault: Path) -> None:
     data = Path(os.environ["COMPANION_DATA_DIR"])
-    _companion("index", "--vault", str(vault))
+    run_companion("index", "--vault", str(vault))
     (manifest,) = data.glob("vaults/*/manifest.sqlite")
     for extra in manifest.parent.glob("manifest.sqlite-*"):
         extra.unlink()
     manifest.write_bytes(b"this is not a database" * 100)
-    out = _companion("index", "--vault", str(vault))
+    out = run_companion("index", "--vault", str(vault))
     assert out.returncode == 4
     assert "--rebuild" in out.stderr and "Traceback" not in out.stderr
-    fixed = _companion("index", "--rebuild", "--json", "--vault", str(vault))
+    fixed = run_companion("index", "--rebuild", "--json", "--vault", str(vault))
     assert fixed.returncode == 0, fixed.stderr
     assert json.loads(fixed.stdout)["notes_indexed"] == 2
 
 
 def test_doctor_reports_rule_model_and_health(vault: Path) -> None:
-    _companion("index", "--vault", str(vault))
-    out = _companion("doctor", "--json", "--vault", str(vault))
+    run_companion("index", "--vault", str(vault))
+    out = run_companion("doctor", "--json", "--vault", str(vault))
     assert out.returncode == 0, out.stdout
     report = json.loads(out.stdout)
     assert report["vault"]["rule"] == "flag"
@@ -113,9 +104,9 @@ def test_doctor_reports_rule_model_and_health(vault: Path) -> None:
 
 
 def test_model_mismatch_is_refused_with_advice(vault: Path) -> None:
-    _companion("index", "--vault", str(vault))
+    run_companion("index", "--vault", str(vault))
     write(vault, ".companion/companion.yaml", "embedding:\n  provider: minilm\n")
-    out = _companion("recall", "tomatoes", "--vault", str(vault))
+    out = run_companion("recall", "tomatoes", "--vault", str(vault))
     assert out.returncode == 3
     assert "hash-384" in out.stderr and "all-MiniLM-L6-v2" in out.stderr and "--rebuild" in out.stderr
 
@@ -131,16 +122,16 @@ def test_doctor_shows_the_session_history_sources_lists_and_last_runs(vault: Pat
         line = json.dumps({"id": "a", "ts": "2026-03-20T09:00:00+00:00", "agent": agent, "text": "hi"})
         write(vault, f"agents/{agent}/history.jsonl", line + "\n")
     data = tmp_path / "data"
-    assert _companion("process", "--vault", str(vault), "--data-dir", str(data), "--agent", "trader").returncode == 0
-    _companion("index", "--vault", str(vault), "--data-dir", str(data))
-    out = _companion("doctor", "--json", "--vault", str(vault), "--data-dir", str(data))
+    assert run_companion("process", "--vault", str(vault), "--data-dir", str(data), "--agent", "trader").returncode == 0
+    run_companion("index", "--vault", str(vault), "--data-dir", str(data))
+    out = run_companion("doctor", "--json", "--vault", str(vault), "--data-dir", str(data))
     report = json.loads(out.stdout)["session_history"]
     assert sorted(s["agent"] for s in report["sources"]) == ["lost", "trader"]
     (trader,) = [a for a in report["agents"] if a["agent"] == "trader"]
     assert [(p["type"], p["trigger"]) for p in trader["processors"]] == [("redact", "on_write"), ("embed", None)]
     # `lost` drops entries with no archive: doctor says so, and the vault is not healthy until the list is fixed.
     assert out.returncode == 1 and any("lost" in e and "archive" in e for e in report["errors"])
-    text = _companion("doctor", "--vault", str(vault), "--data-dir", str(data)).stdout
+    text = run_companion("doctor", "--vault", str(vault), "--data-dir", str(data)).stdout
     assert "history   trader: log" in text and "trader (default list): redact [on_write, last never], embed" in text
 
 

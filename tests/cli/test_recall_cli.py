@@ -3,32 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from indexer.manifest import Manifest
+from tests.helpers.cli import run_companion
 from tests.helpers.conversations import NOW, conversation_path, write_vault
 from tests.helpers.files import file_tree, write
 from tests.helpers.workspaces import workspace
 
 REPO = Path(__file__).resolve().parents[2]
 AS_OF = NOW.isoformat()
-
-
-def _companion(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "companion", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        input=stdin,
-        env=dict(os.environ),
-    )
 
 
 @pytest.fixture(scope="module")
@@ -42,13 +30,13 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory: pytest.TempPathFactory, vault: Path) -> str:
     path = str(tmp_path_factory.mktemp("cli-data"))
-    out = _companion("index", "--vault", str(vault), "--data-dir", path)
+    out = run_companion("index", "--vault", str(vault), "--data-dir", path)
     assert out.returncode == 0, out.stderr
     return path
 
 
 def _run(vault: Path, data_dir: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return _companion(*args, "--vault", str(vault), "--data-dir", data_dir, stdin=stdin)
+    return run_companion(*args, "--vault", str(vault), "--data-dir", data_dir, stdin=stdin)
 
 
 def test_recall_json_has_tiers_scores_and_explanations(vault: Path, data_dir: str) -> None:
@@ -226,7 +214,7 @@ def test_an_index_from_schema_1_is_upgraded_without_re_embedding(tmp_path: Path)
 @pytest.mark.model
 def test_on_the_evaluation_set_the_companion_beats_bm25(tmp_path: Path) -> None:
     # The real model on the project's own evaluation set (eval/): a measurement, so it can fail.
-    out = _companion(
+    out = run_companion(
         "eval",
         str(REPO / "eval" / "questions.jsonl"),
         "--vault",

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,12 +34,8 @@ def demo(tmp_path: Path) -> Path:
     return root
 
 
-def test_the_app_in_tmux(demo: Path) -> None:
-    term = Terminal("companion-app", 140, 42)
-    try:
-        drive(term, demo)
-    finally:
-        term.close()
+def test_the_app_in_tmux(demo: Path, terminal: Callable[..., Terminal]) -> None:
+    drive(terminal("companion-app", 140, 42), demo)
 
 
 def drive(term: Terminal, demo: Path) -> None:

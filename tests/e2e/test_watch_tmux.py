@@ -7,7 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -27,10 +27,8 @@ def vault(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.fixture
-def term() -> Iterator[Terminal]:
-    terminal = Terminal("companion-e2e")
-    yield terminal
-    terminal.close()
+def term(terminal: Callable[..., Terminal]) -> Terminal:
+    return terminal("companion-e2e")
 
 
 def test_watch_in_tmux(vault: Path, term: Terminal) -> None:

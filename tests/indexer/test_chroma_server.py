@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.helpers.cli import run_companion
 from tests.helpers.files import write
 
 pytestmark = pytest.mark.server
@@ -65,10 +66,6 @@ def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     proc.wait(20)
 
 
-def _companion(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "companion", *args], capture_output=True, text=True, timeout=300)
-
-
 def _vault(root: Path) -> Path:
     write(root, ".companion/companion.yaml", "embedding:\n  provider: hash\n")
     write(
@@ -82,26 +79,26 @@ def _vault(root: Path) -> Path:
 
 def test_index_and_recall_through_a_chroma_server(tmp_path: Path, chroma_url: str) -> None:
     vault = _vault(tmp_path / "vault")
-    built = _companion("index", "--json", "--vault", str(vault), "--chroma-url", chroma_url)
+    built = run_companion("index", "--json", "--vault", str(vault), "--chroma-url", chroma_url)
     assert built.returncode == 0, built.stderr
     report = json.loads(built.stdout.splitlines()[-1])
     assert report["notes_indexed"] == 2 and report["store"].startswith("server")
     # Nothing was written into an embedded store for this vault.
     assert not list(Path(os.environ["COMPANION_DATA_DIR"]).glob("vaults/*/chroma"))
-    found = _companion("recall", "Chamonix budget", "--json", "--vault", str(vault), "--chroma-url", chroma_url)
+    found = run_companion("recall", "Chamonix budget", "--json", "--vault", str(vault), "--chroma-url", chroma_url)
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)["results"][0]["path"] == "Conversations/ski.md"
     (vault / "Notes/garden.md").unlink()
-    again = _companion("index", "--json", "--vault", str(vault), "--chroma-url", chroma_url)
+    again = run_companion("index", "--json", "--vault", str(vault), "--chroma-url", chroma_url)
     assert json.loads(again.stdout.splitlines()[-1])["notes_deleted"] == 1
-    doctor = _companion("doctor", "--json", "--vault", str(vault), "--chroma-url", chroma_url)
+    doctor = run_companion("doctor", "--json", "--vault", str(vault), "--chroma-url", chroma_url)
     assert json.loads(doctor.stdout)["healthy"] is True, doctor.stdout
 
 
 def test_a_server_that_is_down_is_a_clear_error(tmp_path: Path) -> None:
     vault = _vault(tmp_path / "vault")
     url = f"http://127.0.0.1:{_free_port()}"
-    out = _companion("index", "--vault", str(vault), "--chroma-url", url)
+    out = run_companion("index", "--vault", str(vault), "--chroma-url", url)
     assert out.returncode == 4
     assert url in out.stderr and "chroma run" in out.stderr
     assert "Traceback" not in out.stderr

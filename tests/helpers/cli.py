@@ -1,0 +1,22 @@
+"""The real `companion` command in a subprocess, as a user runs it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+
+
+def run_companion(
+    *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run `companion ARGS` with this Python, `env` added to this process's environment, `stdin` as its input."""
+    return subprocess.run(
+        [sys.executable, "-m", "companion", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=stdin,
+        env={**os.environ, **(env or {})},
+    )
