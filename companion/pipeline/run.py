@@ -32,6 +32,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from companion.atomic import make_folders, unused_path, write_atomic
 from companion.config import CompanionConfig
@@ -314,6 +315,49 @@ class _Derivations:
     embeds: tuple[EmbedReport, ...]
 
 
+@dataclass(frozen=True)
+class _Effects:
+    """What a side-effect processor is given: the entries read (as redaction left them) and the run's settings."""
+
+    source: Source
+    seen: Sequence[Entry]
+    now: datetime
+    state_dir: Path | None
+    env: Mapping[str, str]
+    dry_run: bool
+    redaction: Redaction | None
+    summarizer: SummarizeProcessor | None  # extracted notes link back to the list's summary note when it has one
+
+
+def _forward(p: ForwardProcessor, c: _Effects) -> ForwardReport:
+    state = state_file(p, c.source.agent, c.source.path, c.state_dir)
+    return forward_entries(p, c.source.agent, c.seen, state, dry_run=c.dry_run)
+
+
+def _summarize(p: SummarizeProcessor, c: _Effects) -> SummaryReport:
+    return summarize_agent(p, c.source.agent, c.source.path, c.seen, c.now, environ=c.env, dry_run=c.dry_run)
+
+
+def _extract(p: ExtractProcessor, c: _Effects) -> ExtractReport:
+    return extract_agent(p, c.source.agent, c.source.path, c.seen, environ=c.env, summary=c.summarizer)
+
+
+def _embed(p: EmbedProcessor, c: _Effects) -> EmbedReport:
+    return embed_agent(
+        p, c.source.agent, c.source.path, c.seen, environ=c.env, redaction=c.redaction, origin=c.source.origin
+    )
+
+
+EFFECTS: dict[type, tuple[str, Callable[[Any, _Effects], Any]]] = {
+    ForwardProcessor: ("forwards", _forward),
+    SummarizeProcessor: ("summaries", _summarize),
+    ExtractProcessor: ("extracts", _extract),
+    EmbedProcessor: ("embeds", _embed),
+}
+"""The processor types with side effects, in the order they run: the report field each fills, and what it does
+(sending, for forward; the notes to write, for the others, which the run writes later)."""
+
+
 def _derive(
     source: Source,
     chosen: Sequence[Processor],
@@ -324,33 +368,13 @@ def _derive(
     dry_run: bool,
 ) -> _Derivations:
     """Send what forward processors send and compute the summary, extracted and history notes (written later)."""
-    forwards = tuple(
-        forward_entries(
-            p, source.agent, outcome.seen, state_file(p, source.agent, source.path, state_dir), dry_run=dry_run
-        )
-        for p in chosen
-        if isinstance(p, ForwardProcessor)
-    )
-    summaries = tuple(
-        summarize_agent(p, source.agent, source.path, outcome.seen, now, environ=env, dry_run=dry_run)
-        for p in chosen
-        if isinstance(p, SummarizeProcessor)
-    )
-    # Extracted notes link back to the list's summary note when it has one.
     summarizer = next((p for p in chosen if isinstance(p, SummarizeProcessor)), None)
-    extracts = tuple(
-        extract_agent(p, source.agent, source.path, outcome.seen, environ=env, summary=summarizer)
-        for p in chosen
-        if isinstance(p, ExtractProcessor)
-    )
-    embeds = tuple(
-        embed_agent(
-            p, source.agent, source.path, outcome.seen, environ=env, redaction=outcome.redaction, origin=source.origin
-        )
-        for p in chosen
-        if isinstance(p, EmbedProcessor)
-    )
-    return _Derivations(forwards, summaries, extracts, embeds)
+    given = _Effects(source, outcome.seen, now, state_dir, env, dry_run, outcome.redaction, summarizer)
+    made = {
+        field: tuple(effect(p, given) for p in chosen if isinstance(p, kind))
+        for kind, (field, effect) in EFFECTS.items()
+    }
+    return _Derivations(**made)
 
 
 def _first_report(
