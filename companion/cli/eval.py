@@ -16,7 +16,7 @@ from typing import Any
 from companion.cli.args import add_vault_arguments, json_lines, open_workspace, parse_as_of, sync_first
 from companion.cli.output import print_json
 from companion.errors import ConfigError
-from companion.recall.evaluate import CUTOFFS, Judged, Scores, by_label, score
+from companion.recall.evaluate import CUTOFFS, PAIRED_METRICS, Judged, Paired, Scores, by_label, paired, score
 from companion.recall.scope import Scope, where_from_mapping
 from companion.vault.sessions import local_moment
 from indexer.search import Searcher, fts_query
@@ -123,12 +123,15 @@ def run(args: argparse.Namespace) -> int:
         ws.close()
     overall = {m: score(judged[m]) for m in modes}
     labels = {m: by_label(judged[m]) for m in modes}
+    # The first mode against each other one, question by question: is a gain real or noise at this many questions?
+    comparisons = {m: [paired(judged[modes[0]], judged[m], metric) for metric in PAIRED_METRICS] for m in modes[1:]}
     if args.json:
         print_json(
             {
                 "questions": len(questions),
                 "overall": {m: s.as_dict() for m, s in overall.items()},
                 "by_label": {m: {label: s.as_dict() for label, s in labels[m].items()} for m in modes},
+                "paired": {m: {p.metric: p.as_dict() for p in ps} for m, ps in comparisons.items()},
                 "ms_per_question": {m: round(1000 * timing[m] / len(questions), 2) for m in modes},
                 "misses": [j.id for j in judged[modes[0]] if not j.hit_at(5)],
             }
@@ -137,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
     _table("overall", overall)
     for label in labels[modes[0]]:
         _table(label, {m: labels[m][label] for m in modes if label in labels[m]})
+    for mode, ps in comparisons.items():
+        _paired_table(modes[0], mode, ps)
     print("ms per question: " + ", ".join(f"{m} {1000 * timing[m] / len(questions):.1f}" for m in modes))
     if args.misses:
         for j in judged[modes[0]]:
@@ -161,3 +166,13 @@ def _table(title: str, scores: dict[str, Scores]) -> None:
     for mode, s in scores.items():
         cells = "".join(f"{s.recall[k]:>11.3f}" for k in CUTOFFS) + f"{s.all_at_5:>9.3f}{s.mrr:>8.3f}"
         print(f"  {mode:<8}{cells}")
+
+
+def _paired_table(first: str, other: str, comparisons: list[Paired]) -> None:
+    print(f"\n{first} vs {other}, question by question (95% bootstrap interval of the mean difference)")
+    for p in comparisons:
+        verdict = "a real difference" if p.significant else "within noise"
+        print(
+            f"  {p.metric:<6}{p.diff:>+8.3f}  [{p.low:+.3f}, {p.high:+.3f}]"
+            f"  better on {p.wins}, worse on {p.losses}: {verdict}"
+        )

@@ -187,6 +187,29 @@ def test_eval_scores_the_companion_beside_bm25_and_dense(vault: Path, data_dir: 
     assert bad.returncode == 2 and "line 1" in bad.stderr and "evidence" in bad.stderr
 
 
+def test_eval_compares_the_companion_with_each_baseline_question_by_question(
+    vault: Path, data_dir: str, tmp_path: Path
+) -> None:
+    questions = tmp_path / "q.jsonl"
+    rows = [
+        {"id": "1", "query": "sourdough hydration", "evidence": [conversation_path(-60, "sourdough")]},
+        {"id": "2", "query": "oak worktop", "evidence": [conversation_path(-20, "kitchen")]},
+        {"id": "3", "query": "train tickets from Lyon", "evidence": [conversation_path(-9, "train")]},
+    ]
+    questions.write_text("".join(json.dumps({**r, "as_of": AS_OF}) + "\n" for r in rows))
+    out = _run(vault, data_dir, "eval", str(questions), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert set(data["paired"]) == {"bm25", "dense"}
+    for comparison in data["paired"].values():
+        assert set(comparison) == {"any@5", "all@5", "mrr"}
+        for p in comparison.values():
+            assert p["low"] <= p["diff"] <= p["high"] and p["wins"] + p["losses"] <= 3
+    text = _run(vault, data_dir, "eval", str(questions), "--modes", "hybrid,bm25")
+    assert text.returncode == 0, text.stderr
+    assert "hybrid vs bm25, question by question" in text.stdout and "dense" not in text.stdout
+
+
 def test_an_index_from_schema_1_is_upgraded_without_re_embedding(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     write_vault(root)

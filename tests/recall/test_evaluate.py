@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from companion.recall.evaluate import CUTOFFS, Judged, Scores, by_label, score
+from companion.recall.evaluate import CUTOFFS, PAIRED_METRICS, Judged, Scores, by_label, paired, score
 
 
 def _judged(ranked: str, evidence: str, label: str = "-", id_: str = "q") -> Judged:
@@ -92,3 +92,47 @@ def test_by_label_groups_and_sorts_labels() -> None:
     assert groups["multi-session"].mrr == 0.0
     assert groups["-"] == score([judged[3]])
     assert by_label([]) == {}
+
+
+def _many(hits: list[bool]) -> list[Judged]:
+    # One question per entry: its evidence `a` ranked first (a hit) or not returned at all.
+    return [_judged("a" if hit else "x", "a", id_=str(i)) for i, hit in enumerate(hits)]
+
+
+def test_paired_identical_rankings_differ_by_nothing() -> None:
+    ranking = _many([True, False] * 20)
+    for metric in PAIRED_METRICS:
+        p = paired(ranking, ranking, metric)
+        assert (p.diff, p.low, p.high, p.wins, p.losses) == (0.0, 0.0, 0.0, 0, 0)
+        assert not p.significant
+
+
+def test_paired_a_ranking_better_on_every_question_is_a_real_difference() -> None:
+    p = paired(_many([True] * 50), _many([False] * 50), "any@5")
+    assert (p.diff, p.low, p.high, p.wins, p.losses) == (1.0, 1.0, 1.0, 50, 0)
+    assert p.significant
+
+
+def test_paired_one_win_in_forty_is_within_noise() -> None:
+    a = _many([True] * 21 + [False] * 19)
+    b = _many([True] * 20 + [False] * 20)
+    p = paired(a, b, "any@5")
+    assert p.diff == pytest.approx(1 / 40) and p.wins == 1 and p.losses == 0
+    assert p.low <= 0 < p.high and not p.significant
+
+
+def test_paired_mrr_counts_the_rank_of_the_first_evidence() -> None:
+    a = [_judged("ab", "a", id_="1"), _judged("ab", "a", id_="2")]
+    b = [_judged("ba", "a", id_="1"), _judged("ab", "a", id_="2")]
+    p = paired(a, b, "mrr")
+    assert p.diff == pytest.approx((1 - 0.5) / 2) and (p.wins, p.losses) == (1, 0)
+
+
+def test_paired_is_repeatable_and_refuses_different_questions() -> None:
+    a = _many([True, False, True, True, False] * 8)
+    b = _many([False, False, True, False, True] * 8)
+    assert paired(a, b, "mrr") == paired(a, b, "mrr")
+    with pytest.raises(ValueError, match="same questions"):
+        paired(a, b[:-1], "any@5")
+    with pytest.raises(ValueError, match="unknown metric"):
+        paired(a, b, "ndcg")
