@@ -88,6 +88,9 @@ class RecallConfig:
     """How much a wikilink to or from a strong candidate adds to a note's relevance."""
     date_weight: float = 0.5
     """How much a note dated inside a date the question names ("in March", "last week") adds."""
+    every_word_weight: float = 1.0
+    """How much a note holding every word of the question adds (a known-item search: the words a user typed on
+    purpose find the note that has them all, however the embeddings rank it); 0 turns it off."""
     candidates: int = 50
     """Notes taken from each side (dense, lexical) before fusing."""
     temporal_context: bool = True
@@ -106,7 +109,7 @@ class RecallConfig:
 
     def __post_init__(self) -> None:
         problems = []
-        for name in ("dense_weight", "graph_weight", "date_weight"):
+        for name in ("dense_weight", "graph_weight", "date_weight", "every_word_weight"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 problems.append(f"{name} must be within 0 and 1")
         for name in ("candidates", "recent_hours", "recent_limit"):

@@ -34,6 +34,7 @@ def fts_query(text: str | Sequence[str]) -> str:
 
 
 DENSE_WEIGHT = RecallConfig.dense_weight
+EVERY_WORD_WEIGHT = RecallConfig.every_word_weight
 """Share of the dense side in the fused score (the rest is BM25); the config's default."""
 
 _EXACT_LIMIT = 1500  # a scope with at most this many chunks is searched exactly, from their stored vectors
@@ -114,8 +115,16 @@ class Searcher:
         scope: Scope | None = None,
         dense_weight: float = DENSE_WEIGHT,
         candidates: int = 50,
+        every_word_weight: float = EVERY_WORD_WEIGHT,
+        every_word_query: str | None = None,
     ) -> list[Hit]:
-        """The `k` best notes for `query` within `scope`, best first."""
+        """The `k` best notes for `query` within `scope`, best first.
+
+        A note holding every word of a query of two words or more gets `every_word_weight` on top of its fused
+        relevance (not in a dense-only ranking, `dense_weight` 1): the words a user typed on purpose find the note
+        that has them all, which a sum of normalised scores can bury under near paraphrases. `every_word_query`
+        names those words when they are not the whole query (recall leaves out a date the question names).
+        """
         scope = self._simplified(scope)
         dense: dict[str, float] = {}
         anchors: dict[str, str] = {}
@@ -125,10 +134,15 @@ class Searcher:
                 if similarity > dense.get(path, -1.0):
                     dense[path] = similarity
                     anchors[path] = anchor
-        match = fts_query(self._lexical_terms(query))
+        terms = self._lexical_terms(query)
+        match = fts_query(terms)
         lexical = dict(self.manifest.lexical(match, candidates, scope)) if match else {}
+        every: list[str] = []
+        if every_word_weight > 0 and dense_weight < 1.0 and lexical:
+            wanted = terms if every_word_query is None else self._lexical_terms(every_word_query)
+            every = self._holding_every_word(wanted, candidates, scope)
         hits: list[Hit] = []
-        ranked = fuse(dense, lexical, dense_weight)
+        ranked = fuse(dense, lexical, dense_weight, every_word=every, every_word_weight=every_word_weight)
         records = self.manifest.notes_by_path([f.key for f in ranked[: k * 2]])
         if len(records) < min(k, len(ranked)):
             records = self.manifest.notes_by_path([f.key for f in ranked])
@@ -146,6 +160,7 @@ class Searcher:
                     lexical_norm=fused.lexical_norm,
                     anchor=anchors.get(fused.key, ""),
                     info=info_from_record(record),
+                    words=fused.words,
                 )
             )
             if len(hits) >= k:
@@ -220,6 +235,13 @@ class Searcher:
             found = self.manifest.doc_frequencies(missing)
             known.update({t: found.get(t, 0) for t in missing})
         return {t: known[t] for t in terms}
+
+    def _holding_every_word(self, terms: list[str], limit: int, scope: Scope | None) -> list[str]:
+        """Notes holding every one of `terms` (the query's words as the lexical side keeps them), when there are
+        two or more."""
+        if len(terms) < 2:
+            return []
+        return [p for p, _ in self.manifest.lexical(" AND ".join(f'"{t}"' for t in terms), limit, scope)]
 
     def _lexical_terms(self, query: str) -> list[str]:
         """The query's terms, without those in more than a tenth of a large vault's notes.

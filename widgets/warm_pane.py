@@ -106,7 +106,7 @@ class WarmPane(KeyedTable):
             self.add_row(
                 f"{item.score:.3f}" if e is not None else "-",
                 f"{e.dense:.2f}" if e is not None else "",
-                f"{e.lexical:.1f}" if e is not None else "",
+                _bm25(e.lexical, e.words > 0) if e is not None else "",
                 f"{e.decay.value:.2f}" if e is not None else "",
                 last.strftime("%Y-%m-%d") if last else "never",
                 str(e.access.access_count) if e is not None else "",
@@ -154,3 +154,9 @@ class WarmPane(KeyedTable):
     def selected(self, path: str) -> Message:
         """`WarmPane.NoteSelected`."""
         return self.NoteSelected(path)
+
+
+def _bm25(score: float, every_word: bool) -> str | Text:
+    """The BM25 cell, underlined when the note holds every word of the question (recall's `words` bonus)."""
+    text = f"{score:.1f}"
+    return Text(text, style="bold underline", end="") if every_word else text

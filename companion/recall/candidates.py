@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -78,7 +78,7 @@ class Hit:
     path: str
     """Vault-relative POSIX path."""
     score: float
-    """Fused relevance in [0, 1]: `w * dense_norm + (1 - w) * lexical_norm`."""
+    """Fused relevance: `w * dense_norm + (1 - w) * lexical_norm` in [0, 1], plus `words`."""
     dense: float
     """Best chunk's cosine similarity to the query (0 if no chunk was among the dense candidates)."""
     lexical: float
@@ -91,6 +91,8 @@ class Hit:
     """Anchor of the best chunk, or empty when the note came from the lexical side only."""
     info: NoteInfo
     """The note as the index knows it."""
+    words: float = 0.0
+    """What holding every word of the query added to `score` (0 when the note misses one)."""
 
     @property
     def title(self) -> str:
@@ -117,9 +119,18 @@ class NoteIndex(Protocol):
     """The read side of an index, as recall uses it."""
 
     def search(
-        self, query: str, k: int, *, scope: Scope | None = None, dense_weight: float = ..., candidates: int = ...
+        self,
+        query: str,
+        k: int,
+        *,
+        scope: Scope | None = None,
+        dense_weight: float = ...,
+        candidates: int = ...,
+        every_word_weight: float = ...,
+        every_word_query: str | None = None,
     ) -> list[Hit]:
-        """The `k` most relevant notes within `scope`, best first."""
+        """The `k` most relevant notes within `scope`, best first (a note holding every word of the query, or of
+        `every_word_query` when given, gets `every_word_weight` on top of its fused relevance)."""
         ...
 
     def generation(self) -> Hashable:
@@ -167,6 +178,8 @@ class Fused:
     """Dense score min-max normalised over the candidates."""
     lexical_norm: float
     """Lexical score min-max normalised over the candidates."""
+    words: float = 0.0
+    """The bonus for holding every word of the query, included in `score`."""
 
 
 def min_max(scores: Mapping[str, float]) -> dict[str, float]:
@@ -179,21 +192,31 @@ def min_max(scores: Mapping[str, float]) -> dict[str, float]:
     return {k: (v - low) / (high - low) for k, v in scores.items()}
 
 
-def fuse(dense: Mapping[str, float], lexical: Mapping[str, float], dense_weight: float = 0.5) -> list[Fused]:
-    """Weighted sum of min-max normalised scores, best first (ties broken by key for stable output)."""
+def fuse(
+    dense: Mapping[str, float],
+    lexical: Mapping[str, float],
+    dense_weight: float = 0.5,
+    *,
+    every_word: Collection[str] = (),
+    every_word_weight: float = 0.0,
+) -> list[Fused]:
+    """Weighted sum of min-max normalised scores, best first (ties broken by key for stable output); the keys in
+    `every_word` (notes holding every word of the query) get `every_word_weight` on top."""
     if not 0.0 <= dense_weight <= 1.0:
         raise ValueError(f"dense_weight must be within [0, 1], got {dense_weight}")
     dn, ln = min_max(dense), min_max(lexical)
+    bonus = {key: every_word_weight for key in every_word}
     out = [
         Fused(
             key=key,
-            score=dense_weight * dn.get(key, 0.0) + (1.0 - dense_weight) * ln.get(key, 0.0),
+            score=dense_weight * dn.get(key, 0.0) + (1.0 - dense_weight) * ln.get(key, 0.0) + bonus.get(key, 0.0),
             dense=dense.get(key, 0.0),
             lexical=lexical.get(key, 0.0),
             dense_norm=dn.get(key, 0.0),
             lexical_norm=ln.get(key, 0.0),
+            words=bonus.get(key, 0.0),
         )
-        for key in set(dense) | set(lexical)
+        for key in set(dense) | set(lexical) | set(bonus)
     ]
     out.sort(key=lambda f: (-f.score, f.key))
     return out

@@ -234,16 +234,30 @@ class Recall:
         # as a busy day can hold hundreds of recent sessions and few of them match.
         share = max(k, self.policy.warm_results)
         want = share + min(reserved, share) + 5
+        # A date the question names ("last week") is the date boost's evidence, not words a note must hold.
+        words = query.replace(date_range.phrase, " ") if date_range is not None else None
         hits = {
             h.path: h
             for h in self.index.search(
-                query, want, scope=scope, dense_weight=settings.dense_weight, candidates=settings.candidates
+                query,
+                want,
+                scope=scope,
+                dense_weight=settings.dense_weight,
+                candidates=settings.candidates,
+                every_word_weight=settings.every_word_weight,
+                every_word_query=words,
             )
         }
         if date_range is not None and settings.date_weight > 0:
             ranged = scope.narrowed(since=date_range.start, until=date_range.end)
             for hit in self.index.search(
-                query, want, scope=ranged, dense_weight=settings.dense_weight, candidates=settings.candidates
+                query,
+                want,
+                scope=ranged,
+                dense_weight=settings.dense_weight,
+                candidates=settings.candidates,
+                every_word_weight=settings.every_word_weight,
+                every_word_query=words,
             ):
                 if hit.path not in hits or hits[hit.path].score < hit.score:
                     hits[hit.path] = hit
@@ -286,13 +300,14 @@ class Recall:
                         dense_norm=hit.dense_norm,
                         lexical_norm=hit.lexical_norm,
                         dense_weight=settings.dense_weight,
-                        relevance=hit.score,
+                        relevance=hit.score - hit.words,
                         graph=graph.get(path, 0.0),
                         graph_via=via.get(path, ""),
                         date=date_boost,
                         decay=factor,
                         access=access,
                         final=final,
+                        words=hit.words,
                     ),
                 )
             )

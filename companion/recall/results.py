@@ -16,7 +16,7 @@ Tier = Literal["hot", "warm", "temporal"]
 
 @dataclass(frozen=True)
 class Explanation:
-    """Why an item has its score: `final = (relevance + graph + date) * decay`."""
+    """Why an item has its score: `final = (relevance + words + graph + date) * decay`."""
 
     dense: float
     """Best chunk's cosine similarity to the question."""
@@ -42,6 +42,8 @@ class Explanation:
     """The access statistics the decay was computed from."""
     final: float
     """The score the item is ranked by."""
+    words: float = 0.0
+    """What holding every word of the question added (the `every_word_weight` setting), else 0."""
 
     def lines(self) -> list[str]:
         """The explanation in words, one part per line."""
@@ -50,6 +52,8 @@ class Explanation:
             f" + bm25 {self.lexical:.2f} (scaled {self.lexical_norm:.2f}) x {1 - self.dense_weight:.2f}"
             f" = relevance {self.relevance:.3f}",
         ]
+        if self.words:
+            out.append(f"words +{self.words:.3f} (holds every word of the question)")
         if self.graph:
             out.append(f"graph +{self.graph:.3f} (linked with {self.graph_via})")
         if self.date:

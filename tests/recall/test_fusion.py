@@ -35,3 +35,15 @@ def test_fts_query_quotes_words_and_drops_stopwords() -> None:
     assert fts_query('what did we say about "Chamonix" OR NEAR(x)?') == '"chamonix" OR "near" OR "x"'
     assert fts_query("what was it") == '"what" OR "was" OR "it"'
     assert fts_query("   ") == ""
+
+
+def test_fuse_adds_the_every_word_bonus_to_the_notes_holding_every_word() -> None:
+    dense = {"a": 0.9, "b": 0.5}
+    lexical = {"a": 10.0, "b": 4.0, "c": 5.0}
+    plain = {f.key: f for f in fuse(dense, lexical, 0.5)}
+    boosted = {f.key: f for f in fuse(dense, lexical, 0.5, every_word=["c", "z"], every_word_weight=0.8)}
+    assert boosted["c"].score == pytest.approx(plain["c"].score + 0.8) and boosted["c"].words == 0.8
+    assert boosted["a"].score == pytest.approx(plain["a"].score) and boosted["a"].words == 0.0
+    # A note holding every word but outside both candidate lists still gets in.
+    assert boosted["z"].score == pytest.approx(0.8) and boosted["z"].lexical == 0.0
+    assert fuse(dense, lexical, 0.5, every_word=["c"], every_word_weight=1.0)[0].key == "c"

@@ -123,7 +123,7 @@ def test_every_score_is_explained_and_adds_up(indexed: Workspace) -> None:
     for item in context.results:
         e = item.explanation
         assert e is not None
-        assert e.final == pytest.approx((e.relevance + e.graph + e.date) * e.decay.value)
+        assert e.final == pytest.approx((e.relevance + e.words + e.graph + e.date) * e.decay.value)
         assert item.score == pytest.approx(e.final)
         assert e.relevance == pytest.approx(e.dense_weight * e.dense_norm + (1 - e.dense_weight) * e.lexical_norm)
     scores = [i.score for i in context.results]
@@ -327,3 +327,33 @@ def test_the_latest_summary_goes_in_once_without_obsidian_comments(fresh: tuple[
     assert [p.text for p in summaries] == ["- The chalet host is Mme Favre."]
     assert all(p.source != "Memory/Summaries/alice.md" for p in assembled.pieces if p.kind == "entity")
     assert "%%" not in assembled.text
+
+
+def test_a_known_item_search_finds_the_note_holding_every_word(tmp_path: Path) -> None:
+    # Four words typed on purpose, each in the target once; two decoys repeat half of them many times, so BM25 and
+    # the embeddings rank them first, and only the bonus for holding every word brings the target up.
+    root = tmp_path / "vault"
+    filler = "We talked about the weather and the week ahead, nothing else of note. " * 6
+    write(root, "Notes/target.md", f"{filler}\nThe lantern by the harbour.\n{filler}\nQuinoa and sourdough.\n")
+    write(root, "Notes/lanterns.md", "Lantern harbour. " * 30)
+    write(root, "Notes/bread.md", "Quinoa sourdough. " * 30)
+    for i in range(20):
+        write(root, f"Notes/other {i}.md", f"Other note {i} about the garden and the week.\n")
+    ws = workspace(root)
+    try:
+        ws.indexer().sync()
+        query = "lantern harbour quinoa sourdough"
+        without = [h.path for h in ws.searcher().search(query, 3, every_word_weight=0.0)]
+        assert without[0] != "Notes/target.md"
+        hits = ws.searcher().search(query, 3)
+        assert hits[0].path == "Notes/target.md" and hits[0].words == pytest.approx(1.0)
+        assert all(h.words == 0.0 for h in hits[1:])
+        # Recall leaves a date the question names out of the words a note must hold.
+        dated = f"{query} yesterday"
+        assert ws.searcher().search(dated, 3)[0].words == 0.0
+        assert ws.searcher().search(dated, 3, every_word_query=query)[0].path == "Notes/target.md"
+        item = next(i for i in ws.recall().recall(query, as_of=NOW).results if i.path == "Notes/target.md")
+        assert item.explanation is not None
+        assert "words +1.000 (holds every word of the question)" in item.explanation.lines()
+    finally:
+        ws.close()
