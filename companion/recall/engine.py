@@ -236,29 +236,21 @@ class Recall:
         want = share + min(reserved, share) + 5
         # A date the question names ("last week") is the date boost's evidence, not words a note must hold.
         words = query.replace(date_range.phrase, " ") if date_range is not None else None
-        hits = {
-            h.path: h
-            for h in self.index.search(
+
+        def search(within: Scope) -> list[Hit]:
+            return self.index.search(
                 query,
                 want,
-                scope=scope,
+                scope=within,
                 dense_weight=settings.dense_weight,
                 candidates=settings.candidates,
                 every_word_weight=settings.every_word_weight,
                 every_word_query=words,
             )
-        }
+
+        hits = {h.path: h for h in search(scope)}
         if date_range is not None and settings.date_weight > 0:
-            ranged = scope.narrowed(since=date_range.start, until=date_range.end)
-            for hit in self.index.search(
-                query,
-                want,
-                scope=ranged,
-                dense_weight=settings.dense_weight,
-                candidates=settings.candidates,
-                every_word_weight=settings.every_word_weight,
-                every_word_query=words,
-            ):
+            for hit in search(scope.narrowed(since=date_range.start, until=date_range.end)):
                 if hit.path not in hits or hits[hit.path].score < hit.score:
                     hits[hit.path] = hit
         _drop_later_today(hits, moment)
