@@ -82,8 +82,16 @@ class EmbeddingConfig:
 class RecallConfig:
     """How recall ranks and which tiers it adds (the policy's budgets live in `retention`)."""
 
-    dense_weight: float = 0.65
-    """Share of the dense (embedding) side in a note's relevance; the rest is BM25 (tuned on `eval/`)."""
+    dense_weight: float = 0.75
+    """Share of the dense (embedding) side in a note's relevance when no note holds the question's words; the rest
+    is BM25 (see `lexical_trust`)."""
+    lexical_trust: float = 0.6
+    """How far a note holding the question's words moves the share toward BM25: the share is `dense_weight x (1 -
+    lexical_trust x coverage^3)`, coverage being the idf-weighted share of the question's words the best BM25 note
+    holds (0.75 down to 0.3 with the defaults); 0 keeps `dense_weight` for every question."""
+    dense_span: float = 0.3
+    """Cosine similarity below the best candidate's at which the dense side scales to 0 (each candidate's is scaled
+    against the best one, so a list of 5 and one of 500 scale alike); 0 scales min-max over the candidates."""
     graph_weight: float = 0.1
     """How much a wikilink to or from a strong candidate adds to a note's relevance."""
     date_weight: float = 0.5
@@ -109,12 +117,14 @@ class RecallConfig:
 
     def __post_init__(self) -> None:
         problems = []
-        for name in ("dense_weight", "graph_weight", "date_weight", "every_word_weight"):
+        for name in ("dense_weight", "graph_weight", "date_weight", "every_word_weight", "lexical_trust"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 problems.append(f"{name} must be within 0 and 1")
         for name in ("candidates", "recent_hours", "recent_limit"):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1")
+        if not 0.0 <= self.dense_span <= 2.0:
+            problems.append("dense_span must be within 0 and 2 (the range of cosine similarity)")
         if problems:
             raise ValueError("; ".join(problems))
 

@@ -392,6 +392,26 @@ class Manifest:
             raise StoreError(f"Lexical search failed for {match!r}: {exc}") from exc
         return [(str(p), float(s)) for p, s in rows]
 
+    def holding(self, terms: Sequence[str], paths: Sequence[str]) -> dict[str, set[str]]:
+        """For each of `paths`, which of `terms` it holds (as the index stems them); notes holding none are left
+        out."""
+        if not terms or not paths:
+            return {}
+        ids = {
+            int(i): str(p) for i, p in rows_in(self._db, "SELECT id, path FROM notes WHERE path IN ({marks})", paths)
+        }
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        out: dict[str, set[str]] = {}
+        for term in terms:
+            rows = self._db.execute(
+                f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid IN ({marks})", (f'"{term}"', *ids)
+            ).fetchall()
+            for (rowid,) in rows:
+                out.setdefault(ids[int(rowid)], set()).add(term)
+        return out
+
     def doc_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         """How many notes hold each word, as the index stems it ("entity" is stored as "entiti"); words the
         index does not hold are left out."""

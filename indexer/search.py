@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 
@@ -11,7 +12,7 @@ import numpy.typing as npt
 
 from companion.config import RecallConfig
 from companion.embedding.providers import Embedder
-from companion.recall.candidates import Hit, NoteInfo, fuse
+from companion.recall.candidates import Hit, NoteInfo, fuse, lexical_dense_weight
 from companion.recall.scope import Scope
 from companion.vault.dates import note_day
 from companion.words import QUESTION_FILLER, STOPWORDS
@@ -34,8 +35,13 @@ def fts_query(text: str | Sequence[str]) -> str:
 
 
 DENSE_WEIGHT = RecallConfig.dense_weight
-EVERY_WORD_WEIGHT = RecallConfig.every_word_weight
 """Share of the dense side in the fused score (the rest is BM25); the config's default."""
+EVERY_WORD_WEIGHT = RecallConfig.every_word_weight
+"""What holding every word of the query adds; the config's default."""
+LEXICAL_TRUST = RecallConfig.lexical_trust
+"""How far a note holding the query's words moves the share toward BM25; the config's default."""
+DENSE_SPAN = RecallConfig.dense_span
+"""Cosine similarity below the best candidate's that scales to 0; the config's default."""
 
 _EXACT_LIMIT = 1500  # a scope with at most this many chunks is searched exactly, from their stored vectors
 _MAX_FETCH = 5000  # most chunks asked of the store in one query
@@ -117,8 +123,13 @@ class Searcher:
         candidates: int = 50,
         every_word_weight: float = EVERY_WORD_WEIGHT,
         every_word_query: str | None = None,
+        lexical_trust: float = LEXICAL_TRUST,
+        dense_span: float = DENSE_SPAN,
     ) -> list[Hit]:
         """The `k` best notes for `query` within `scope`, best first.
+
+        The dense share adapts to the query: the more of its words (weighted by idf) the best BM25 note holds, the
+        more BM25 counts (`lexical_dense_weight`); `dense_weight` is the share when no note holds them.
 
         A note holding every word of a query of two words or more gets `every_word_weight` on top of its fused
         relevance (not in a dense-only ranking, `dense_weight` 1): the words a user typed on purpose find the note
@@ -141,8 +152,19 @@ class Searcher:
         if every_word_weight > 0 and dense_weight < 1.0 and lexical:
             wanted = terms if every_word_query is None else self._lexical_terms(every_word_query)
             every = self._holding_every_word(wanted, candidates, scope)
+        coverage = 0.0
+        if lexical and lexical_trust > 0 and 0.0 < dense_weight < 1.0:
+            coverage = self._coverage(terms, max(lexical, key=lambda p: lexical[p]))
+            dense_weight = lexical_dense_weight(dense_weight, lexical_trust, coverage)
         hits: list[Hit] = []
-        ranked = fuse(dense, lexical, dense_weight, every_word=every, every_word_weight=every_word_weight)
+        ranked = fuse(
+            dense,
+            lexical,
+            dense_weight,
+            dense_span=dense_span,
+            every_word=every,
+            every_word_weight=every_word_weight,
+        )
         records = self.manifest.notes_by_path([f.key for f in ranked[: k * 2]])
         if len(records) < min(k, len(ranked)):
             records = self.manifest.notes_by_path([f.key for f in ranked])
@@ -161,6 +183,8 @@ class Searcher:
                     anchor=anchors.get(fused.key, ""),
                     info=info_from_record(record),
                     words=fused.words,
+                    dense_weight=dense_weight,
+                    coverage=coverage,
                 )
             )
             if len(hits) >= k:
@@ -235,6 +259,16 @@ class Searcher:
             found = self.manifest.doc_frequencies(missing)
             known.update({t: found.get(t, 0) for t in missing})
         return {t: known[t] for t in terms}
+
+    def _coverage(self, terms: list[str], path: str) -> float:
+        """The share of the query's terms, weighted by their BM25 idf, that the note at `path` holds."""
+        if not terms:
+            return 0.0
+        notes = max(self._index_shape()[0], 1)
+        df = self._doc_frequencies(terms)
+        idf = {t: math.log(1.0 + (notes - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
+        held = self.manifest.holding(terms, [path]).get(path, set())
+        return sum(idf[t] for t in held) / (sum(idf.values()) or 1.0)
 
     def _holding_every_word(self, terms: list[str], limit: int, scope: Scope | None) -> list[str]:
         """Notes holding every one of `terms` (the query's words as the lexical side keeps them), when there are

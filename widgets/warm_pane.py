@@ -116,7 +116,10 @@ class WarmPane(KeyedTable):
                 key=item.path,
             )
             self._rank[item.path] = len(self._rank)
-        self.border_title = f"Warm: {query!r} ({len(items)})"
+        share = next((i.explanation.dense_weight for i in items if i.explanation is not None), None)
+        # The dense share adapts to each question (recall's lexical_trust): say which one these rows used.
+        weights = f" · dense {share:.2f} / bm25 {1 - share:.2f}" if share is not None else ""
+        self.border_title = f"Warm: {query!r} ({len(items)}){weights}"
         if self.sort_column is not None:
             self._apply_sort()
         self.end_refill(key)

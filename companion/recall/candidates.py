@@ -3,7 +3,10 @@ an index fuses its dense and lexical rankings into one (pure functions, no I/O).
 
 `indexer.search.Searcher` implements `NoteIndex`; tests may hand the engine any object with the same methods.
 Measured on long multi-session conversations, equal-weight reciprocal-rank fusion of BM25 and dense scores did
-worse than BM25 alone, while a weighted sum of min-max normalised scores beat it; so scores, not ranks, are fused.
+worse than BM25 alone, while a weighted sum of normalised scores beat it; so scores, not ranks, are fused. BM25 is
+scaled min-max over the candidates; cosine similarity against the best candidate and a fixed span (`span_scaled`),
+because its values crowd into a narrow band where min-max turns differences of a few hundredths into the whole
+[0, 1] range and lets the embeddings outvote a strong lexical match.
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ class Hit:
     lexical: float
     """BM25 score of the whole note (0 if it did not match)."""
     dense_norm: float
-    """`dense` min-max normalised over the candidates."""
+    """`dense` scaled to [0, 1] against the best candidate (see `fuse`)."""
     lexical_norm: float
     """`lexical` min-max normalised over the candidates."""
     anchor: str
@@ -93,6 +96,10 @@ class Hit:
     """The note as the index knows it."""
     words: float = 0.0
     """What holding every word of the query added to `score` (0 when the note misses one)."""
+    dense_weight: float = 0.5
+    """The dense share this query's fusion used (`lexical_dense_weight` of the settings and `coverage`)."""
+    coverage: float = 0.0
+    """How much of the query (its words weighted by idf) the best BM25 note holds; the same for every hit."""
 
     @property
     def title(self) -> str:
@@ -128,9 +135,13 @@ class NoteIndex(Protocol):
         candidates: int = ...,
         every_word_weight: float = ...,
         every_word_query: str | None = None,
+        lexical_trust: float = ...,
+        dense_span: float = ...,
     ) -> list[Hit]:
         """The `k` most relevant notes within `scope`, best first (a note holding every word of the query, or of
-        `every_word_query` when given, gets `every_word_weight` on top of its fused relevance)."""
+        `every_word_query` when given, gets `every_word_weight` on top of its fused relevance; the dense share is
+        `lexical_dense_weight(dense_weight, lexical_trust, coverage)`; cosine similarity is scaled with
+        `dense_span`)."""
         ...
 
     def generation(self) -> Hashable:
@@ -175,7 +186,7 @@ class Fused:
     lexical: float
     """Raw lexical score (BM25, higher is better), 0 when the lexical ranking did not return it."""
     dense_norm: float
-    """Dense score min-max normalised over the candidates."""
+    """Dense score scaled to [0, 1] (see `fuse`)."""
     lexical_norm: float
     """Lexical score min-max normalised over the candidates."""
     words: float = 0.0
@@ -192,19 +203,51 @@ def min_max(scores: Mapping[str, float]) -> dict[str, float]:
     return {k: (v - low) / (high - low) for k, v in scores.items()}
 
 
+def span_scaled(scores: Mapping[str, float], span: float) -> dict[str, float]:
+    """Scale scores to [0, 1] against the best one: the best scores 1, a score `span` or more below it 0.
+
+    Unlike `min_max`, what a candidate gets does not depend on the weakest candidate in the list, so a list of 5
+    and one of 500 scale alike, and a list whose scores are all close stays close.
+    """
+    if span <= 0:
+        raise ValueError(f"span must be positive, got {span}")
+    if not scores:
+        return {}
+    best = max(scores.values())
+    return {k: max(0.0, 1.0 - (best - v) / span) for k, v in scores.items()}
+
+
+def lexical_dense_weight(dense_weight: float, lexical_trust: float, coverage: float) -> float:
+    """The dense share for one question: `dense_weight * (1 - lexical_trust * coverage ** 3)`.
+
+    `coverage` is how much of the question the best BM25 note holds (its words weighted by idf, 0..1). When one
+    note holds the question's words, lexical evidence is strong and BM25 gets the larger share; when none holds
+    most of them, the question is a paraphrase and the embeddings keep theirs. The cube keeps the shift for notes
+    that hold nearly every word: a note holding half of them is common, and says little.
+    """
+    coverage = min(max(coverage, 0.0), 1.0)
+    return dense_weight * (1.0 - lexical_trust * coverage**3)
+
+
 def fuse(
     dense: Mapping[str, float],
     lexical: Mapping[str, float],
     dense_weight: float = 0.5,
     *,
+    dense_span: float = 0.0,
     every_word: Collection[str] = (),
     every_word_weight: float = 0.0,
 ) -> list[Fused]:
-    """Weighted sum of min-max normalised scores, best first (ties broken by key for stable output); the keys in
-    `every_word` (notes holding every word of the query) get `every_word_weight` on top."""
+    """Weighted sum of normalised scores, best first (ties broken by key for stable output); the keys in
+    `every_word` (notes holding every word of the query) get `every_word_weight` on top.
+
+    BM25 is scaled min-max over the candidates; cosine similarity by `span_scaled` with `dense_span`, or min-max
+    too when `dense_span` is 0.
+    """
     if not 0.0 <= dense_weight <= 1.0:
         raise ValueError(f"dense_weight must be within [0, 1], got {dense_weight}")
-    dn, ln = min_max(dense), min_max(lexical)
+    dn = span_scaled(dense, dense_span) if dense_span > 0 else min_max(dense)
+    ln = min_max(lexical)
     bonus = {key: every_word_weight for key in every_word}
     out = [
         Fused(
@@ -218,5 +261,6 @@ def fuse(
         )
         for key in set(dense) | set(lexical) | set(bonus)
     ]
-    out.sort(key=lambda f: (-f.score, f.key))
+    # A tie (to float noise: a perfect fused 1.0 against the bonus alone) goes to the note holding every word.
+    out.sort(key=lambda f: (-round(f.score, 9), -f.words, f.key))
     return out

@@ -246,6 +246,8 @@ class Recall:
                 candidates=settings.candidates,
                 every_word_weight=settings.every_word_weight,
                 every_word_query=words,
+                lexical_trust=settings.lexical_trust,
+                dense_span=settings.dense_span,
             )
 
         hits = {h.path: h for h in search(scope)}
@@ -291,7 +293,7 @@ class Recall:
                         lexical=hit.lexical,
                         dense_norm=hit.dense_norm,
                         lexical_norm=hit.lexical_norm,
-                        dense_weight=settings.dense_weight,
+                        dense_weight=hit.dense_weight,
                         relevance=hit.score - hit.words,
                         graph=graph.get(path, 0.0),
                         graph_via=via.get(path, ""),
@@ -300,6 +302,7 @@ class Recall:
                         access=access,
                         final=final,
                         words=hit.words,
+                        coverage=hit.coverage,
                     ),
                 )
             )

@@ -23,11 +23,11 @@ class Explanation:
     lexical: float
     """BM25 score of the whole note."""
     dense_norm: float
-    """`dense` scaled to [0, 1] over the candidates."""
+    """`dense` scaled to [0, 1] against the best candidate's (the `dense_span` setting)."""
     lexical_norm: float
     """`lexical` scaled to [0, 1] over the candidates."""
     dense_weight: float
-    """Share of the dense side in `relevance`."""
+    """Share of the dense side in `relevance` for this question (lower when a note holds its words)."""
     relevance: float
     """`dense_weight * dense_norm + (1 - dense_weight) * lexical_norm`."""
     graph: float
@@ -44,6 +44,8 @@ class Explanation:
     """The score the item is ranked by."""
     words: float = 0.0
     """What holding every word of the question added (the `every_word_weight` setting), else 0."""
+    coverage: float = 0.0
+    """How much of the question (its words weighted by idf) the best BM25 note holds: what set `dense_weight`."""
 
     def lines(self) -> list[str]:
         """The explanation in words, one part per line."""
@@ -51,6 +53,8 @@ class Explanation:
             f"dense {self.dense:.3f} (scaled {self.dense_norm:.2f}) x {self.dense_weight:.2f}"
             f" + bm25 {self.lexical:.2f} (scaled {self.lexical_norm:.2f}) x {1 - self.dense_weight:.2f}"
             f" = relevance {self.relevance:.3f}",
+            f"weights: the best BM25 note holds {self.coverage:.0%} of the question's words (by idf),"
+            f" so the dense share is {self.dense_weight:.2f}",
         ]
         if self.words:
             out.append(f"words +{self.words:.3f} (holds every word of the question)")

@@ -110,6 +110,8 @@ def test_unknown_top_level_section(tmp_path: Path) -> None:
         ("embedding:\n  provider: torch\n", 2, "expected one of 'minilm', 'openai', 'hash'"),
         ("- a list\n", 1, "the top level: expected a mapping"),
         ("index:\n  include: []\n  include: []\n", 3, "given twice"),
+        ("recall:\n  lexical_trust: 1.5\n", 2, "lexical_trust must be within 0 and 1"),
+        ("recall:\n  dense_span: 3\n", 2, "dense_span must be within 0 and 2"),
     ],
 )
 def test_wrong_types_name_line_and_key(tmp_path: Path, text: str, line: int, expected: str) -> None:

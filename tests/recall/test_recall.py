@@ -7,6 +7,7 @@ The clock is frozen with `as_of`; sessions are written as an agent writes them: 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -355,5 +356,42 @@ def test_a_known_item_search_finds_the_note_holding_every_word(tmp_path: Path) -
         item = next(i for i in ws.recall().recall(query, as_of=NOW).results if i.path == "Notes/target.md")
         assert item.explanation is not None
         assert "words +1.000 (holds every word of the question)" in item.explanation.lines()
+    finally:
+        ws.close()
+
+
+def test_the_dense_share_follows_how_much_of_the_question_one_note_holds(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, "Notes/boiler.md", "The boiler pressure gauge read 1.5 bar after the plumber bled the radiators.\n")
+    write(root, "Notes/garden.md", "Tomatoes went in late this year; the basil bolted in the heat.\n")
+    for i in range(10):
+        write(root, f"Notes/other {i}.md", f"Note {i} about the week, the weather and nothing much.\n")
+    ws = workspace(root)
+    try:
+        ws.indexer().sync()
+        recall = ws.recall()
+        # One note holds every word: lexical evidence is strong, BM25 gets the larger share.
+        held = recall.recall("boiler pressure gauge", k=3).results[0]
+        assert held.path == "Notes/boiler.md"
+        assert held.explanation is not None
+        assert held.explanation.coverage == pytest.approx(1.0)
+        assert held.explanation.dense_weight == pytest.approx(0.75 * (1 - 0.6))
+        assert "holds 100% of the question's words" in " ".join(held.explanation.lines())
+        # The words are spread over two notes and one is in none: the best note holds a part, the share moves less.
+        spread = recall.recall("boiler tomatoes zeppelin", k=3).results[0].explanation
+        assert spread is not None and 0.0 < spread.coverage < 0.6
+        assert 0.3 < spread.dense_weight < 0.75
+        # Each piece of the relevance uses the share it reports.
+        assert spread.relevance == pytest.approx(
+            spread.dense_weight * spread.dense_norm + (1 - spread.dense_weight) * spread.lexical_norm
+        )
+        # lexical_trust 0 keeps the configured share for every question.
+        recall.settings = replace(recall.settings, lexical_trust=0.0)
+        fixed = recall.recall("boiler pressure gauge", k=3).results[0].explanation
+        assert fixed is not None and fixed.dense_weight == 0.75
+        assert ws.manifest.holding(["boiler", "tomato", "zeppelin"], ["Notes/boiler.md", "Notes/garden.md"]) == {
+            "Notes/boiler.md": {"boiler"},
+            "Notes/garden.md": {"tomato"},
+        }
     finally:
         ws.close()
