@@ -103,3 +103,16 @@ class ForwardError(CompanionError):
 
 class NoteChanged(ProcessError):
     """A derived note changed on disk between the run's read and its write (the user edited it meanwhile)."""
+
+
+class AgentInputError(CompanionError):
+    """What an agent asked for is invalid: names the argument, so the agent can correct that one."""
+
+    exit_code = 2
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        """The argument at fault (`path`, `hops`...)."""
+        self.reason = message
+        """What is wrong with it, and what would be accepted."""
+        super().__init__(f"{field}: {message}")

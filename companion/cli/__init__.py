@@ -24,10 +24,12 @@ def build_parser() -> argparse.ArgumentParser:
         eval,
         graph,
         index,
+        mcp,
         process,
         recall,
         recent,
         tui,
+        vault,
     )
 
     parser = argparse.ArgumentParser(
@@ -37,7 +39,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"companion {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (tui, index, recall, recent, context, graph, curate, process, archives, eval, doctor, demo, bench):
+    for module in (
+        tui,
+        index,
+        recall,
+        recent,
+        context,
+        graph,
+        vault,
+        curate,
+        process,
+        archives,
+        eval,
+        doctor,
+        demo,
+        bench,
+        mcp,
+    ):
         module.register(sub)
     return parser
 

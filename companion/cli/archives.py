@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from companion.cli.args import parse_as_of
 from companion.cli.output import print_json
 from companion.config import load_config_file
 from companion.errors import ConfigError, ProcessError
@@ -31,6 +30,7 @@ from companion.pipeline.coldtier import (
     string_values,
 )
 from companion.pipeline.sessionnotes import restore_note
+from companion.recall.scope import parse_as_of
 from companion.vault.audit import AuditLog
 from companion.vault.discovery import locate_vault
 

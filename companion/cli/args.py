@@ -4,7 +4,6 @@ commands that recall (`recall`, `recent`, `context`, `eval`) with their JSON sha
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import sys
 from collections.abc import Iterable, Iterator
@@ -14,7 +13,6 @@ from companion.cli.output import ProgressBar
 from companion.errors import ConfigError
 from companion.recall.results import RecallItem
 from companion.recall.scope import Scope, parse_day, parse_where
-from companion.recall.temporal import TemporalItem
 from companion.vault.sessions import SessionSummary
 from companion.workspace import Workspace
 
@@ -65,20 +63,6 @@ def json_lines(lines: Iterable[str], source: str) -> Iterator[tuple[int, str, di
             yield number, where, f"{where}: not JSON ({exc.msg})"
             continue
         yield number, where, obj if isinstance(obj, dict) else f"{where}: expected a JSON object"
-
-
-def parse_as_of(text: str | None, what: str = "--as-of") -> dt.datetime | None:
-    """An ISO-8601 moment (a bare date means its midnight; no zone means local time), or None."""
-    if text is None:
-        return None
-    try:
-        moment = dt.datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise ConfigError(f"{what} {text!r}: expected an ISO-8601 moment such as 2026-11-20T10:00:00") from None
-    if not 1900 <= moment.year <= 9000:
-        # The hot window and date expressions reach days before and after: keep far from datetime's limits.
-        raise ConfigError(f"{what} {text!r}: expected a year between 1900 and 9000")
-    return moment
 
 
 def scope_from_args(args: argparse.Namespace) -> Scope:
@@ -153,18 +137,6 @@ def session_json(s: SessionSummary) -> dict[str, Any]:
         "chat_id": s.chat_id,
         "user_msg": s.user_msg,
         "sentinel_msg": s.sentinel_msg,
-    }
-
-
-def temporal_json(t: TemporalItem) -> dict[str, Any]:
-    """A temporal item as JSON."""
-    return {
-        "path": t.path,
-        "title": t.title,
-        "when": t.when.isoformat(timespec="minutes"),
-        "user_id": t.user_id,
-        "chat_id": t.chat_id,
-        "summary": t.summary,
     }
 
 

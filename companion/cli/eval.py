@@ -13,11 +13,16 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from companion.cli.args import add_vault_arguments, json_lines, open_workspace, parse_as_of, sync_first
+from companion.cli.args import (
+    add_vault_arguments,
+    json_lines,
+    open_workspace,
+    sync_first,
+)
 from companion.cli.output import print_json
 from companion.errors import ConfigError
 from companion.recall.evaluate import CUTOFFS, PAIRED_METRICS, Judged, Paired, Scores, by_label, paired, score
-from companion.recall.scope import Scope, where_from_mapping
+from companion.recall.scope import Scope, parse_as_of, where_from_mapping
 from companion.vault.sessions import local_moment
 from indexer.search import Searcher, fts_query
 

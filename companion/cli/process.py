@@ -16,12 +16,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from companion.cli.args import add_vault_arguments, parse_as_of
+from companion.cli.args import add_vault_arguments
 from companion.cli.output import print_json
 from companion.config import load_config_file
 from companion.errors import IndexLockedError
 from companion.locations import DataPaths, config_path, vault_data_dir
 from companion.pipeline.run import AgentReport, process_vault
+from companion.recall.scope import parse_as_of
 from companion.vault.audit import AuditLog
 from companion.vault.discovery import locate_vault
 from companion.vault.paths import inside_vault, vault_relative

@@ -20,17 +20,16 @@ from companion.cli.args import (
     item_json,
     json_lines,
     open_workspace,
-    parse_as_of,
     scope_from_args,
     session_json,
     sync_first,
-    temporal_json,
 )
 from companion.cli.output import print_json
 from companion.errors import CompanionError, ConfigError
 from companion.recall.engine import Recall
 from companion.recall.results import RecalledContext
-from companion.recall.scope import Scope, where_from_mapping
+from companion.recall.scope import Scope, parse_as_of, where_from_mapping
+from companion.recall.temporal import temporal_json
 
 
 def register(sub: Any) -> None:

@@ -9,13 +9,13 @@ from companion.cli.args import (
     add_scope_arguments,
     add_vault_arguments,
     open_workspace,
-    parse_as_of,
     scope_from_args,
     sync_first,
-    temporal_json,
 )
 from companion.cli.output import print_json
 from companion.errors import ConfigError
+from companion.recall.scope import parse_as_of
+from companion.recall.temporal import temporal_json
 
 MAX_HOURS = 24 * 3660
 """The longest window `--hours` accepts."""

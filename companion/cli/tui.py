@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from companion.cli.args import add_vault_arguments, open_workspace, parse_as_of
+from companion.cli.args import add_vault_arguments, open_workspace
+from companion.recall.scope import parse_as_of
 
 
 def register(sub: Any) -> None:

@@ -132,3 +132,17 @@ def _text(value: Any) -> str:
 def _title(path: str) -> str:
     name = path.rsplit("/", 1)[-1]
     return name[:-3] if name.endswith(".md") else name
+
+
+def parse_as_of(text: str | None, what: str = "--as-of") -> dt.datetime | None:
+    """An ISO-8601 moment (a bare date means its midnight; no zone means local time), or None."""
+    if text is None:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ConfigError(f"{what} {text!r}: expected an ISO-8601 moment such as 2026-11-20T10:00:00") from None
+    if not 1900 <= moment.year <= 9000:
+        # The hot window and date expressions reach days before and after: keep far from datetime's limits.
+        raise ConfigError(f"{what} {text!r}: expected a year between 1900 and 9000")
+    return moment

@@ -12,6 +12,7 @@ import datetime as dt
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from companion.vault.sessions import SessionSummary
 from companion.words import STOPWORDS
@@ -203,3 +204,15 @@ def summarise(session: SessionSummary, width: int = 240) -> str:
     parts = [p.strip() for p in (session.user_msg, session.sentinel_msg) if p.strip()]
     text = " / ".join(parts) if parts else " ".join(session.body.split())
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def temporal_json(t: TemporalItem) -> dict[str, Any]:
+    """A temporal item as JSON."""
+    return {
+        "path": t.path,
+        "title": t.title,
+        "when": t.when.isoformat(timespec="minutes"),
+        "user_id": t.user_id,
+        "chat_id": t.chat_id,
+        "summary": t.summary,
+    }

@@ -311,7 +311,7 @@ def test_a_pinned_note_keeps_the_ceiling_and_an_archived_one_leaves_recall(fresh
 
 
 def test_the_latest_summary_goes_in_once_without_obsidian_comments(fresh: tuple[Path, Workspace]) -> None:
-    from companion.cli.context import build
+    from companion.recall.assembly import build
 
     root, ws = fresh
     write(

@@ -1,0 +1,315 @@
+"""The agent API over one workspace: the read side of seed 004's vault tools and memory queries.
+
+Every argument an agent sends is checked here, and a bad one is an `AgentInputError` naming it; nothing here writes
+the vault. Notes are named by vault path, by path without `.md`, by title or by alias, as a wikilink would name
+them. What a search surfaces counts as accessed (seed 004's decay), except in a replay (`as_of`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+from companion.agent.views import Found, Graph, Links, LinkView, Listed, NoteView
+from companion.embedding.tokens import TokenCounter
+from companion.errors import AgentInputError, ConfigError, NoteError
+from companion.recall.assembly import build
+from companion.recall.context import AssembledContext
+from companion.recall.scope import Scope, parse_as_of, parse_day, where_from_mapping
+from companion.recall.temporal import TemporalItem
+from companion.vault.dates import note_day
+from companion.vault.graph import VaultGraph
+from companion.vault.reader import valid_name
+from companion.workspace import Workspace
+from indexer.graphs import manifest_graph
+from indexer.search import fts_query
+
+MEMORY_MODES = ("exact", "type", "lexical", "hybrid", "graph")
+"""Seed 004's retrieval paths, as `memory_query` names them."""
+MAX_RESULTS = 100
+"""Most notes one call returns."""
+MAX_HOPS = 4
+"""Deepest graph one call walks (past this a graph is most of a vault)."""
+SNIPPET_CHARS = 400
+"""Longest passage returned with a search result."""
+
+
+class AgentApi:
+    """Reads for an agent; one instance serves one workspace, from one thread at a time."""
+
+    def __init__(self, workspace: Workspace, *, record: bool = True) -> None:
+        self.workspace = workspace
+        """The vault and its index."""
+        self.record = record
+        """Count what a search surfaces as accessed (seed 004); off for tools that only look."""
+        self._graph: tuple[Hashable, VaultGraph] | None = None
+
+    # -- finding notes ---------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        where: Mapping[str, Any] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        path: str | None = None,
+        as_of: str | None = None,
+    ) -> list[Found]:
+        """`vault_search` / `recall_relevant`: hybrid recall with the decay, best first, within the filters."""
+        query = _text("query", query)
+        k = _count("k", k, MAX_RESULTS)
+        moment = _moment(as_of)
+        scope = _scope(where, since, until, path)
+        engine = self.workspace.recall()
+        recalled = engine.recall(query, k=k, as_of=moment, scope=scope)
+        items = list(recalled.results[:k])
+        if self.record and moment is None:
+            engine.record(item.path for item in items if item.explanation is not None)
+        return [
+            Found(
+                path=item.path,
+                title=item.title,
+                score=item.score,
+                tier=item.tier,
+                note_type=item.note_type,
+                date=item.date,
+                snippet=engine.passage(item, SNIPPET_CHARS),
+            )
+            for item in items
+        ]
+
+    def memory_query(self, mode: str, query: str, *, k: int = 10) -> list[Found]:
+        """Seed 004's retrieval paths: `exact` (a title or alias), `type` (notes of a frontmatter type, newest
+        first), `lexical` (BM25 alone), `hybrid` (as `search`) or `graph` (the notes linked with the one named)."""
+        if mode not in MEMORY_MODES:
+            raise AgentInputError("mode", f"{mode!r} is not a mode; use one of {', '.join(MEMORY_MODES)}")
+        query = _text("query", query)
+        k = _count("k", k, MAX_RESULTS)
+        if mode == "hybrid":
+            return self.search(query, k=k)
+        if mode == "exact":
+            try:
+                found = self.resolve(query)
+            except AgentInputError:
+                return []
+            return [self._found(found, 1.0, mode)]
+        if mode == "type":
+            wanted = query.strip().casefold()
+            records = [r for r in self.workspace.manifest.notes() if (r.note_type or "").casefold() == wanted]
+            records.sort(key=lambda r: (r.date or "", r.path), reverse=True)
+            return [self._found(r.path, 0.0, mode) for r in records[:k]]
+        if mode == "lexical":
+            match = fts_query(query)
+            rows = self.workspace.manifest.lexical(match, k) if match else []
+            return [self._found(p, score, mode) for p, score in rows]
+        centre = self.resolve(query, "query")
+        near = self._graph_now().neighbours(centre, 2)
+        ranked = sorted((d, p) for p, d in near.items() if p != centre and p.endswith(".md"))
+        return [self._found(p, 1.0 / d, mode) for d, p in ranked[:k]]
+
+    def _found(self, path: str, score: float, tier: str) -> Found:
+        info = self.workspace.searcher().infos([path]).get(path)
+        return Found(
+            path=path,
+            title=info.title if info else posixpath.basename(path).removesuffix(".md"),
+            score=score,
+            tier=tier,
+            note_type=info.note_type if info else None,
+            date=info.date if info else None,
+            snippet="",
+        )
+
+    # -- one note --------------------------------------------------------------------------------
+
+    def resolve(self, note: str, field: str = "note") -> str:
+        """The vault path of the note an agent names (path, path without `.md`, title or alias)."""
+        name = _text(field, note).strip()
+        if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
+            raise AgentInputError(field, f"{name!r} is an absolute path; name a note inside the vault")
+        parts = name.replace("\\", "/").split("/")
+        if ".." in parts:
+            raise AgentInputError(field, f"{name!r} leaves the vault ('..'); name a note inside it")
+        if not valid_name(name):
+            raise AgentInputError(field, "the name is not valid text")
+        graph = self._graph_now()
+        for candidate in (name, f"{name}.md"):
+            if candidate in graph.resolver and candidate.endswith(".md"):
+                return candidate
+        target = graph.resolver.resolve(name.removesuffix(".md"), "")
+        if target is None or not target.endswith(".md"):
+            raise AgentInputError(field, f"no note called {name!r} (search for it with vault_search)")
+        return target
+
+    def read(self, note: str) -> NoteView:
+        """`vault_read`: a note whole, with its links resolved and its backlinks."""
+        path = self.resolve(note)
+        try:
+            parsed = self.workspace.vault.read_note(path)
+        except NoteError as exc:
+            raise AgentInputError("note", f"{path} cannot be read: {exc.reason}") from exc
+        graph = self._graph_now()
+        seen: dict[str, LinkView] = {}
+        for link in parsed.links:
+            if link.target and link.target not in seen:
+                seen[link.target] = LinkView(link.target, graph.resolver.resolve(link.target, path))
+        return NoteView(
+            path=path,
+            title=parsed.title,
+            frontmatter=parsed.frontmatter,
+            body=parsed.body,
+            tags=parsed.tags,
+            aliases=parsed.aliases,
+            links=tuple(seen.values()),
+            backlinks=tuple(graph.backlinks(path)),
+        )
+
+    def links(self, note: str) -> Links:
+        """`vault_links`: what a note links to (each target once, unresolved ones included) and what links to it."""
+        path = self.resolve(note)
+        graph = self._graph_now()
+        seen: dict[str, LinkView] = {}
+        for link, resolved in graph.outlinks(path):
+            seen.setdefault(link.target, LinkView(link.target, resolved))
+        return Links(path, tuple(seen.values()), tuple(graph.backlinks(path)))
+
+    def graph(self, note: str, hops: int = 2) -> Graph:
+        """`vault_graph`: every note within `hops` links of one, either way, and the links among them."""
+        path = self.resolve(note)
+        hops = _count("hops", hops, MAX_HOPS)
+        graph = self._graph_now()
+        near = graph.neighbours(path, hops)
+        near[path] = 0
+        nodes = tuple(sorted(near.items(), key=lambda item: (item[1], item[0])))
+        edges = {
+            (source, target)
+            for source in near
+            for _link, target in graph.outlinks(source)
+            if target is not None and target in near and target != source
+        }
+        return Graph(path, hops, nodes, tuple(sorted(edges)))
+
+    # -- many notes ------------------------------------------------------------------------------
+
+    def list_notes(
+        self,
+        *,
+        folder: str | None = None,
+        note_type: str | None = None,
+        tag: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int = MAX_RESULTS,
+    ) -> list[Listed]:
+        """`vault_list`: indexed notes in a folder, of a type, with a tag property, within dates; newest first."""
+        limit = _count("limit", limit, 1000)
+        prefix = ""
+        if folder is not None and folder.strip().strip("/"):
+            prefix = _text("folder", folder).strip().strip("/") + "/"
+            if ".." in prefix.split("/") or prefix.startswith(("/", "\\")):
+                raise AgentInputError("folder", f"{folder!r} is not a folder inside the vault")
+        first = _day("since", since)
+        last = _day("until", until)
+        wanted_type = note_type.strip().casefold() if note_type else None
+        wanted_tag = tag.strip().lstrip("#").casefold() if tag else None
+        out: list[Listed] = []
+        for record in self.workspace.manifest.notes():
+            if prefix and not record.path.startswith(prefix):
+                continue
+            if wanted_type is not None and (record.note_type or "").casefold() != wanted_type:
+                continue
+            tags = _tags(record.frontmatter.get("tags"))
+            if wanted_tag is not None and wanted_tag not in {t.casefold() for t in tags}:
+                continue
+            day = note_day(record.date)
+            if (first is not None and (day is None or day < first)) or (last is not None and day and day > last):
+                continue
+            out.append(Listed(record.path, record.title, record.note_type, record.date, tags))
+        out.sort(key=lambda n: (n.date or "", n.path), reverse=True)
+        return out[:limit]
+
+    def recall_recent(self, hours: float | None = None, limit: int | None = None) -> list[TemporalItem]:
+        """Seed 002's `recall_recent`: completed sessions of the last hours, newest first."""
+        if hours is not None and not 0 < hours <= 24 * 3650:
+            raise AgentInputError("hours", "must be more than 0 and at most ten years of hours")
+        if limit is not None:
+            limit = _count("limit", limit, MAX_RESULTS)
+        return self.workspace.recall().recall_recent(hours, limit)
+
+    def context(self, message: str, budget: int | None = None) -> tuple[AssembledContext, TokenCounter]:
+        """Seed 001's context for a message under a hard token budget (the policy's `token_budget` by default)."""
+        message = _text("message", message)
+        budget = self.workspace.config.retention.token_budget if budget is None else _count("budget", budget, 200_000)
+        engine = self.workspace.recall()
+        recalled = engine.recall(message, bodies=True)
+        counter = TokenCounter()
+        assembled = build(engine, recalled, budget, counter)
+        if self.record:
+            engine.record(dict.fromkeys(p.source for p in assembled.pieces if p.kind == "entity" and p.source))
+        return assembled, counter
+
+    def _graph_now(self) -> VaultGraph:
+        """The link graph from the index, rebuilt when the index changed."""
+        ws = self.workspace
+        generation = ws.manifest.generation()
+        if self._graph is None or self._graph[0] != generation:
+            self._graph = (generation, manifest_graph(ws.manifest.notes(), ws.vault.scan_all()))
+        return self._graph[1]
+
+
+def _text(field: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise AgentInputError(field, f"expected text, got {type(value).__name__}")
+    if not value.strip():
+        raise AgentInputError(field, "is empty")
+    if len(value) > 10_000:
+        raise AgentInputError(field, f"is {len(value)} characters long; at most 10000")
+    return value
+
+
+def _count(field: str, value: object, most: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise AgentInputError(field, f"expected a whole number, got {type(value).__name__}")
+    if not 1 <= value <= most:
+        raise AgentInputError(field, f"must be between 1 and {most}, got {value}")
+    return value
+
+
+def _day(field: str, value: str | None) -> dt.date | None:
+    if value is None or not str(value).strip():
+        return None
+    try:
+        return parse_day(_text(field, value), field)
+    except ConfigError as exc:
+        raise AgentInputError(field, f"{value!r} is not a date such as 2026-03-01") from exc
+
+
+def _moment(value: str | None) -> dt.datetime | None:
+    if value is None or not str(value).strip():
+        return None
+    try:
+        return parse_as_of(_text("as_of", value), "as_of")
+    except ConfigError as exc:
+        raise AgentInputError("as_of", f"{value!r} is not an ISO-8601 moment such as 2026-11-20T10:00:00") from exc
+
+
+def _scope(where: Mapping[str, Any] | None, since: str | None, until: str | None, path: str | None) -> Scope:
+    if where is not None and not isinstance(where, Mapping):
+        raise AgentInputError("where", f"expected an object of field: value, got {type(where).__name__}")
+    try:
+        pairs = where_from_mapping(where, "where")
+    except ConfigError as exc:
+        raise AgentInputError("where", str(exc)) from exc
+    glob = _text("path", path).strip() if path is not None and str(path).strip() else None
+    return Scope(pairs, _day("since", since), _day("until", until), glob)
+
+
+def _tags(value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(t.strip().lstrip("#") for t in value.replace(",", " ").split() if t.strip())
+    if isinstance(value, list):
+        return tuple(str(t).strip().lstrip("#") for t in value if str(t).strip())
+    return ()

@@ -1,0 +1,168 @@
+"""`companion vault search|read|list|links|graph` and `companion memory query`: the agent API from a shell.
+
+The same calls the MCP server's tools make, with the same checks: a bad argument exits 2 naming it (as JSON on
+stdout with `--json`, so a script reading JSON gets JSON either way).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from companion.agent.api import MEMORY_MODES, AgentApi
+from companion.cli.args import add_vault_arguments, open_workspace, sync_first
+from companion.cli.output import print_json
+from companion.errors import AgentInputError
+from companion.recall.scope import parse_where
+
+
+def register(sub: Any) -> None:
+    """Add the `vault` and `memory` subcommands."""
+    vault = sub.add_parser("vault", help="search, read, list and follow the vault's notes as an agent does")
+    verbs = vault.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    p = _verb(verbs, "search", "hybrid recall with the decay, as vault_search")
+    p.add_argument("query", help="what to look for")
+    p.add_argument("--k", type=int, default=10, help="how many notes (default 10)")
+    p.add_argument("--where", action="append", default=[], metavar="FIELD=VALUE", help="frontmatter filter")
+    p.add_argument("--since", help="first day of the note's date")
+    p.add_argument("--until", help="last day of the note's date")
+    p.add_argument("--path", help="a glob on the vault path")
+    p.add_argument("--as-of", help="answer as if at this ISO moment")
+    p.add_argument("--no-record", action="store_true", help="do not count the results as accessed")
+    p.set_defaults(run=_run(_search))
+
+    p = _verb(verbs, "read", "one note whole, with its links and backlinks")
+    p.add_argument("note", help="a vault path, a title or an alias")
+    p.set_defaults(run=_run(lambda api, a: api.read(a.note).as_json(), _print_note))
+
+    p = _verb(verbs, "list", "notes in a folder, of a type, with a tag, within dates; newest first")
+    p.add_argument("--folder", help="a vault folder")
+    p.add_argument("--type", dest="note_type", help="a frontmatter type")
+    p.add_argument("--tag", help="a tag of the tags property")
+    p.add_argument("--since", help="first day of the note's date")
+    p.add_argument("--until", help="last day of the note's date")
+    p.add_argument("--limit", type=int, default=100, help="most notes (default 100)")
+    p.set_defaults(run=_run(_list, _print_list))
+
+    p = _verb(verbs, "links", "a note's links (unresolved ones marked) and backlinks")
+    p.add_argument("note", help="a vault path, a title or an alias")
+    p.set_defaults(run=_run(lambda api, a: api.links(a.note).as_json(), _print_links))
+
+    p = _verb(verbs, "graph", "every note within some links of one, and the links among them")
+    p.add_argument("note", help="a vault path, a title or an alias")
+    p.add_argument("--hops", type=int, default=2, help="how far (1-4, default 2)")
+    p.set_defaults(run=_run(lambda api, a: api.graph(a.note, a.hops).as_json(), _print_graph))
+
+    memory = sub.add_parser("memory", help="query memory by one retrieval path (seed 004)")
+    verbs = memory.add_subparsers(dest="verb", metavar="VERB", required=True)
+    p = _verb(verbs, "query", "exact, type, lexical, hybrid or graph")
+    p.add_argument("mode", choices=MEMORY_MODES, help="the retrieval path")
+    p.add_argument("query", help="a title or alias (exact, graph), a type (type), or words (lexical, hybrid)")
+    p.add_argument("--k", type=int, default=10, help="how many notes (default 10)")
+    p.set_defaults(
+        run=_run(lambda api, a: {"mode": a.mode, "results": _found(api.memory_query(a.mode, a.query, k=a.k))})
+    )
+
+
+def _verb(verbs: Any, name: str, help: str) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = verbs.add_parser(name, help=help)
+    add_vault_arguments(p)
+    p.add_argument("--no-sync", action="store_true", help="use the index as it is")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    return p
+
+
+def _run(
+    work: Callable[[AgentApi, argparse.Namespace], dict[str, Any]],
+    show: Callable[[dict[str, Any]], None] | None = None,
+) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        ws = open_workspace(args)
+        try:
+            sync_first(ws, args)
+            api = AgentApi(ws, record=not getattr(args, "no_record", False))
+            try:
+                data = work(api, args)
+            except AgentInputError as exc:
+                if not args.json:
+                    raise
+                print_json({"error": exc.reason, "field": exc.field})
+                return exc.exit_code
+        finally:
+            ws.close()
+        if args.json:
+            print_json(data)
+        else:
+            (show or _print_found)(data)
+        return 0
+
+    return run
+
+
+def _found(items: Any) -> list[dict[str, Any]]:
+    return [f.as_json() for f in items]
+
+
+def _search(api: AgentApi, args: argparse.Namespace) -> dict[str, Any]:
+    where = dict(parse_where(args.where)) if args.where else None
+    found = api.search(
+        args.query, k=args.k, where=where, since=args.since, until=args.until, path=args.path, as_of=args.as_of
+    )
+    return {"results": _found(found)}
+
+
+def _memory(api: AgentApi, args: argparse.Namespace) -> dict[str, Any]:
+    return {"mode": args.mode, "results": _found(api.memory_query(args.mode, args.query, k=args.k))}
+
+
+def _list(api: AgentApi, args: argparse.Namespace) -> dict[str, Any]:
+    notes = api.list_notes(
+        folder=args.folder, note_type=args.note_type, tag=args.tag, since=args.since, until=args.until, limit=args.limit
+    )
+    return {"notes": [n.as_json() for n in notes]}
+
+
+def _print_found(data: dict[str, Any]) -> None:
+    results = data["results"]
+    if not results:
+        print("nothing found")
+    for n, r in enumerate(results, 1):
+        print(f"{n:>2}. {r['score']:.3f} {r['tier']:<8} {r['path']}" + (f"  ({r['date'][:10]})" if r["date"] else ""))
+        snippet = " ".join(r["snippet"].split())
+        if snippet:
+            print(f"      {snippet[:200]}")
+
+
+def _print_note(data: dict[str, Any]) -> None:
+    print(data["path"])
+    for key, value in data["frontmatter"].items():
+        print(f"  {key}: {value}")
+    print()
+    print(data["body"].rstrip())
+    print()
+    _print_links(data)
+
+
+def _print_links(data: dict[str, Any]) -> None:
+    links = data.get("links", data.get("outgoing", []))
+    print(f"links to ({len(links)})")
+    for link in links:
+        print(f"  -> {link['path']}" if link["resolved"] else f"  -> [[{link['target']}]]  (unresolved)")
+    print(f"linked from ({len(data['backlinks'])})")
+    for path in data["backlinks"]:
+        print(f"  <- {path}")
+
+
+def _print_list(data: dict[str, Any]) -> None:
+    if not data["notes"]:
+        print("no notes")
+    for n in data["notes"]:
+        print(f"{(n['date'] or '')[:10]:<10}  {n['type'] or '':<12}  {n['path']}")
+
+
+def _print_graph(data: dict[str, Any]) -> None:
+    for node in data["nodes"]:
+        print(f"{'  ' * node['hops']}{node['path']}" + (f"  ({node['hops']} hops)" if node["hops"] else ""))
+    print(f"{len(data['edges'])} links among them")

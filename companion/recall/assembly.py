@@ -1,0 +1,73 @@
+"""Turn one recall into the context an agent is given: its pieces in seed 001's order, under a token budget.
+
+Used by `companion context` and by the agent API; `companion.recall.context` does the ordering and trimming.
+"""
+
+from __future__ import annotations
+
+from companion.embedding.tokens import TokenCounter
+from companion.recall.context import AssembledContext, Piece, assemble
+from companion.recall.engine import Recall
+from companion.recall.results import RecalledContext
+from companion.recall.temporal import summarise
+
+MIN_RELEVANCE = 0.1
+"""Related notes below this relevance (of 1) stay out of a context, whatever room is left."""
+
+
+def build(engine: Recall, recalled: RecalledContext, budget: int, count: TokenCounter) -> AssembledContext:
+    """Turn a recall into context pieces and assemble them (seed 001's order, seed 002's recap boost)."""
+    settings = engine.settings
+    summary = engine.latest_summary(recalled.as_of)
+    recent = [
+        Piece(
+            "recent",
+            f"- {t.when:%Y-%m-%d %H:%M} {t.title}" + (f": {t.summary}" if t.summary else ""),
+            t.when.timestamp(),
+            t.path,
+        )
+        for t in recalled.temporal
+    ]
+    if recalled.recap:
+        # A recap is about the latest sessions, hot ones first of all: list them with summaries too, as their
+        # raw turns are the first thing trimmed.
+        recent += [
+            Piece("recent", f"- {when:%Y-%m-%d %H:%M} {s.session_key}: {summarise(s)}", when.timestamp(), s.path)
+            for s in recalled.sessions
+            if (when := s.when) is not None
+        ]
+    entities = [
+        Piece(
+            "entity", f"[[{item.title}]] ({item.date[:10] if item.date else item.kind})\n{text}", item.score, item.path
+        )
+        # Every tier's matches, not only warm ones: a hot session that answers the message must survive even
+        # when the raw turns are trimmed.
+        # Temporal items are listed under recent sessions already (seed 002: never repeated); a weak match is noise.
+        for item in recalled.results[: engine.policy.warm_results]
+        if item.tier != "temporal"
+        and (summary is None or item.path != summary[0])  # the latest summary is in already, whole
+        and item.explanation is not None
+        and item.explanation.relevance >= MIN_RELEVANCE
+        and (text := engine.passage(item))
+    ]
+    turns = [
+        Piece(
+            "turn",
+            f"{s.date} {s.time} {s.session_key}\n{s.body.strip()}",
+            when.timestamp() if (when := s.when) else 0.0,
+            s.path,
+        )
+        for s in recalled.sessions
+        if s.body.strip()
+    ]
+    return assemble(
+        policy=settings.context_policy,
+        instruction=settings.context_instruction,
+        message=recalled.query,
+        budget=budget,
+        count=count,
+        summary=summary[1] if summary else "",
+        recent=recent,
+        entities=entities,
+        turns=turns,
+    )

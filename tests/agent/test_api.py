@@ -1,0 +1,133 @@
+"""The agent API on a real vault, a real manifest and a real embedded Chroma store (hashing embedder)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from companion.agent.api import AgentApi
+from companion.errors import AgentInputError
+from companion.workspace import Workspace
+from tests.helpers.agentvault import write_agent_vault
+from tests.helpers.files import write
+from tests.helpers.workspaces import workspace
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Iterator[AgentApi]:
+    ws: Workspace = workspace(write_agent_vault(tmp_path / "vault"), data_dir=tmp_path / "data")
+    ws.indexer().sync()
+    try:
+        yield AgentApi(ws)
+    finally:
+        ws.close()
+
+
+def test_search_finds_the_note_and_the_passage_and_counts_an_access(api: AgentApi) -> None:
+    found = api.search("boiler pressure gauge", k=3)
+    assert found[0].path == "Conversations/2026-10-01 Boiler pressure.md"
+    assert "0.6 bar" in found[0].snippet and found[0].tier == "warm"
+    stats = api.workspace.access_log().stats([found[0].path])
+    assert stats[found[0].path].access_count == 1
+    # A replay looks without touching the decay's statistics.
+    api.search("boiler pressure gauge", k=3, as_of="2026-10-10T12:00:00")
+    assert api.workspace.access_log().stats([found[0].path])[found[0].path].access_count == 1
+
+
+def test_search_filters_by_frontmatter_dates_and_path(api: AgentApi) -> None:
+    assert [f.path for f in api.search("kitchen", where={"type": "fact"})] == ["Memory/Kitchen budget.md"]
+    assert all(f.path.startswith("Conversations/") for f in api.search("chalet boiler", path="Conversations/*"))
+    dated = api.search("chalet boiler", since="2026-10-03", until="2026-10-31")
+    assert [f.path for f in dated] == ["Conversations/2026-10-05 Ski trip.md"]
+
+
+@pytest.mark.parametrize("name", ["People/Ingrid Olsen.md", "People/Ingrid Olsen", "Ingrid Olsen", "ingrid"])
+def test_read_takes_a_path_a_title_or_an_alias(api: AgentApi, name: str) -> None:
+    note = api.read(name)
+    assert note.path == "People/Ingrid Olsen.md"
+    assert note.frontmatter["type"] == "person" and note.tags == ("family",) and note.aliases == ("Ingrid",)
+    assert note.backlinks == ("Projects/Kitchen Renovation.md",)
+
+
+def test_links_resolve_and_list_the_unresolved(api: AgentApi) -> None:
+    links = api.links("Kitchen Renovation")
+    by_target = {link.target: link.path for link in links.outgoing}
+    assert by_target == {
+        "Nowak Renovations": "Memory/Nowak Renovations.md",
+        "Kitchen budget": "Memory/Kitchen budget.md",
+        "Ingrid": "People/Ingrid Olsen.md",
+        "Missing Note": None,
+    }
+    assert links.backlinks == ("Memory/Nowak Renovations.md",)
+    assert links.as_json()["unresolved"] == ["Missing Note"]
+
+
+def test_graph_reaches_as_far_as_asked(api: AgentApi) -> None:
+    one = api.graph("Ingrid", hops=1)
+    assert dict(one.nodes) == {"People/Ingrid Olsen.md": 0, "Projects/Kitchen Renovation.md": 1}
+    assert one.edges == (("Projects/Kitchen Renovation.md", "People/Ingrid Olsen.md"),)
+    two = dict(api.graph("Ingrid", hops=2).nodes)
+    assert two["Memory/Kitchen budget.md"] == 2 and two["Memory/Nowak Renovations.md"] == 2
+
+
+def test_list_filters_by_folder_type_tag_and_date(api: AgentApi) -> None:
+    assert [n.path for n in api.list_notes(folder="Conversations")] == [
+        "Conversations/2026-10-05 Ski trip.md",
+        "Conversations/2026-10-01 Boiler pressure.md",
+    ]
+    assert [n.path for n in api.list_notes(note_type="FACT")] == ["Memory/Kitchen budget.md"]
+    assert [n.path for n in api.list_notes(tag="#home")] == ["Projects/Kitchen Renovation.md"]
+    assert [n.path for n in api.list_notes(since="2026-10-02")] == ["Conversations/2026-10-05 Ski trip.md"]
+    assert len(api.list_notes(limit=2)) == 2
+
+
+def test_memory_query_has_each_retrieval_path(api: AgentApi) -> None:
+    assert [f.path for f in api.memory_query("exact", "Ingrid")] == ["People/Ingrid Olsen.md"]
+    assert api.memory_query("exact", "nobody by that name") == []
+    assert [f.path for f in api.memory_query("type", "entity")] == ["Memory/Nowak Renovations.md"]
+    assert api.memory_query("lexical", "chalet deposit")[0].path == "Conversations/2026-10-05 Ski trip.md"
+    assert api.memory_query("hybrid", "chalet deposit")[0].path == "Conversations/2026-10-05 Ski trip.md"
+    graph = [f.path for f in api.memory_query("graph", "Nowak Renovations")]
+    assert graph[0] == "Projects/Kitchen Renovation.md" and "People/Ingrid Olsen.md" in graph
+
+
+def test_context_fits_the_budget(api: AgentApi) -> None:
+    assembled, _counter = api.context("what is the kitchen budget?", budget=300)
+    assert assembled.tokens <= 300 and "18,500" in assembled.text
+
+
+def test_a_new_note_is_seen_once_indexed(api: AgentApi, tmp_path: Path) -> None:
+    write(tmp_path / "vault", "People/Tom.md", "---\naliases: [Tommy]\n---\nTom is Alice's partner.\n")
+    api.workspace.catch_up()
+    assert api.read("Tommy").path == "People/Tom.md"
+
+
+@pytest.mark.parametrize(
+    ("call", "field", "says"),
+    [
+        (lambda a: a.read("../outside.md"), "note", "leaves the vault"),
+        (lambda a: a.read("/etc/passwd"), "note", "absolute path"),
+        (lambda a: a.read("C:\\Windows\\win.ini"), "note", "absolute path"),
+        (lambda a: a.read("Nobody"), "note", "no note called 'Nobody'"),
+        (lambda a: a.read(""), "note", "is empty"),
+        (lambda a: a.read(42), "note", "expected text, got int"),
+        (lambda a: a.read("bad \udcff name"), "note", "not valid text"),
+        (lambda a: a.search("x" * 10_000_001), "query", "at most 10000"),
+        (lambda a: a.search("kitchen", k=0), "k", "between 1 and 100"),
+        (lambda a: a.search("kitchen", k=True), "k", "expected a whole number"),
+        (lambda a: a.search("kitchen", since="last tuesday"), "since", "not a date"),
+        (lambda a: a.search("kitchen", as_of="soon"), "as_of", "not an ISO-8601 moment"),
+        (lambda a: a.search("kitchen", where={"type": ["a", "b"]}), "where", "single text"),
+        (lambda a: a.graph("Ingrid", hops=9), "hops", "between 1 and 4"),
+        (lambda a: a.memory_query("psychic", "x"), "mode", "exact, type, lexical, hybrid, graph"),
+        (lambda a: a.list_notes(folder="../up"), "folder", "not a folder inside the vault"),
+        (lambda a: a.recall_recent(hours=-1), "hours", "more than 0"),
+    ],
+)
+def test_bad_input_names_the_argument(api: AgentApi, call: object, field: str, says: str) -> None:
+    with pytest.raises(AgentInputError) as caught:
+        call(api)  # type: ignore[operator]
+    assert caught.value.field == field
+    assert says in caught.value.reason

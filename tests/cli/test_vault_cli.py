@@ -1,0 +1,38 @@
+"""`companion vault ...` and `companion memory query` as a user or a script runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.helpers.agentvault import write_agent_vault
+from tests.helpers.cli import run_companion
+
+
+def test_vault_commands_answer_in_text_and_json(tmp_path: Path) -> None:
+    vault = write_agent_vault(tmp_path / "vault")
+    where = ["--vault", str(vault), "--data-dir", str(tmp_path / "data")]
+    found = run_companion("vault", "search", "chalet deposit", "--k", "2", "--json", *where)
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["results"][0]["path"] == "Conversations/2026-10-05 Ski trip.md"
+    note = run_companion("vault", "read", "Ingrid", *where)
+    assert note.returncode == 0 and "People/Ingrid Olsen.md" in note.stdout
+    assert "<- Projects/Kitchen Renovation.md" in note.stdout
+    links = run_companion("vault", "links", "Kitchen Renovation", *where)
+    assert "[[Missing Note]]  (unresolved)" in links.stdout
+    listed = json.loads(run_companion("vault", "list", "--type", "fact", "--json", *where).stdout)
+    assert [n["path"] for n in listed["notes"]] == ["Memory/Kitchen budget.md"]
+    graph = json.loads(run_companion("vault", "graph", "Ingrid", "--hops", "1", "--json", *where).stdout)
+    assert len(graph["nodes"]) == 2
+    typed = json.loads(run_companion("memory", "query", "type", "entity", "--json", *where).stdout)
+    assert [r["path"] for r in typed["results"]] == ["Memory/Nowak Renovations.md"]
+
+
+def test_a_bad_argument_exits_2_naming_it_as_json_with_json(tmp_path: Path) -> None:
+    vault = write_agent_vault(tmp_path / "vault")
+    where = ["--vault", str(vault), "--data-dir", str(tmp_path / "data")]
+    as_json = run_companion("vault", "read", "../../etc/passwd", "--json", *where)
+    assert as_json.returncode == 2
+    assert json.loads(as_json.stdout)["field"] == "note"
+    plain = run_companion("vault", "graph", "Ingrid", "--hops", "9", *where)
+    assert plain.returncode == 2 and "hops: must be between 1 and 4" in plain.stderr

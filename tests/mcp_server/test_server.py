@@ -1,0 +1,179 @@
+"""The MCP server through a real MCP client session: in memory, and the real `companion mcp` over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from companion.mcp_server.server import CompanionServer
+from tests.helpers.agentvault import write_agent_vault
+from tests.helpers.files import write
+from tests.helpers.workspaces import workspace
+
+TOOLS = {
+    "vault_search",
+    "recall_relevant",
+    "vault_read",
+    "vault_list",
+    "vault_links",
+    "vault_graph",
+    "memory_query",
+    "recall_recent",
+    "context",
+}
+
+
+def in_memory(tmp_path: Path, session: Callable[[Client], Awaitable[None]]) -> None:
+    ws = workspace(write_agent_vault(tmp_path / "vault"), data_dir=tmp_path / "data")
+    companion = CompanionServer(lambda: ws)
+
+    async def main() -> None:
+        async with Client(companion.server) as client:
+            await session(client)
+
+    try:
+        anyio.run(main)
+    finally:
+        companion.close()
+
+
+def error_of(result: Any) -> dict[str, Any]:
+    assert result.is_error
+    text = result.content[0].text
+    return json.loads(text[text.index("{") :])
+
+
+def test_tools_are_listed_with_schemas_and_marked_read_only(tmp_path: Path) -> None:
+    async def session(client: Client) -> None:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(listed) == TOOLS
+        search = listed["vault_search"]
+        assert search.input_schema["required"] == ["query"]
+        assert search.input_schema["properties"]["k"]["type"] == "integer"
+        assert "decay" in (search.description or "")
+        assert all(t.annotations is not None and t.annotations.read_only_hint for t in listed.values())
+        mode = listed["memory_query"].input_schema["properties"]["mode"]
+        assert mode["enum"] == ["exact", "type", "lexical", "hybrid", "graph"]
+
+    in_memory(tmp_path, session)
+
+
+def test_search_read_and_graph_answer_with_structured_content(tmp_path: Path) -> None:
+    async def session(client: Client) -> None:
+        found = await client.call_tool("vault_search", {"query": "chalet deposit", "k": 3})
+        assert not found.is_error
+        first = found.structured_content["results"][0]
+        assert first["path"] == "Conversations/2026-10-05 Ski trip.md" and "Favre" in first["snippet"]
+        note = await client.call_tool("vault_read", {"note": "Ingrid"})
+        assert note.structured_content["path"] == "People/Ingrid Olsen.md"
+        assert note.structured_content["backlinks"] == ["Projects/Kitchen Renovation.md"]
+        links = await client.call_tool("vault_links", {"note": "Kitchen Renovation"})
+        assert links.structured_content["unresolved"] == ["Missing Note"]
+        graph = await client.call_tool("vault_graph", {"note": "Ingrid", "hops": 1})
+        assert {n["path"] for n in graph.structured_content["nodes"]} == {
+            "People/Ingrid Olsen.md",
+            "Projects/Kitchen Renovation.md",
+        }
+        listed = await client.call_tool("vault_list", {"type": "fact"})
+        assert [n["path"] for n in listed.structured_content["notes"]] == ["Memory/Kitchen budget.md"]
+        typed = await client.call_tool("memory_query", {"mode": "exact", "query": "Ingrid"})
+        assert typed.structured_content["results"][0]["path"] == "People/Ingrid Olsen.md"
+        context = await client.call_tool("context", {"message": "what is the kitchen budget?", "budget": 300})
+        assert context.structured_content["tokens"] <= 300 and "18,500" in context.structured_content["text"]
+
+    in_memory(tmp_path, session)
+
+
+def test_bad_arguments_get_an_error_naming_the_field_and_the_server_goes_on(tmp_path: Path) -> None:
+    async def session(client: Client) -> None:
+        assert error_of(await client.call_tool("vault_read", {"note": "../../etc/passwd"}))["field"] == "note"
+        assert error_of(await client.call_tool("vault_read", {"note": "/etc/passwd"}))["field"] == "note"
+        assert error_of(await client.call_tool("vault_graph", {"note": "Ingrid", "hops": 40}))["field"] == "hops"
+        assert error_of(await client.call_tool("vault_search", {"query": "x" * 10_485_760}))["field"] == "query"
+        assert error_of(await client.call_tool("vault_search", {"query": "x", "since": "soon"}))["field"] == "since"
+        # Types the schema refuses are refused by the SDK before the tool runs, naming the argument.
+        wrong = await client.call_tool("vault_search", {"query": "x", "k": "many"})
+        assert wrong.is_error and "k" in wrong.content[0].text
+        unknown = await client.call_tool("memory_query", {"mode": "psychic", "query": "x"})
+        assert unknown.is_error and "mode" in unknown.content[0].text
+        still = await client.call_tool("vault_read", {"note": "Ingrid"})
+        assert not still.is_error
+
+    in_memory(tmp_path, session)
+
+
+def _params(tmp_path: Path, vault: Path) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "companion", "mcp", "--vault", str(vault), "--data-dir", str(tmp_path / "data")],
+        env={"PYTHONPATH": os.pathsep.join(sys.path)},
+        cwd=str(Path(__file__).resolve().parents[2]),
+    )
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="the process checks read /proc")
+def test_the_real_server_over_stdio_serves_sees_edits_and_exits_with_its_client(tmp_path: Path) -> None:
+    vault = write_agent_vault(tmp_path / "vault")
+    pids: list[int] = []
+
+    async def main() -> None:
+        async with Client(_params(tmp_path, vault)) as client:
+            assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+            found = await client.call_tool("vault_search", {"query": "boiler pressure gauge", "k": 2})
+            assert found.structured_content["results"][0]["path"] == "Conversations/2026-10-01 Boiler pressure.md"
+            # A refused call is logged to stderr, never onto the protocol's stdout, and the session goes on.
+            assert error_of(await client.call_tool("vault_read", {"note": "../x"}))["field"] == "note"
+            # An edit made outside the server (Obsidian, an editor) is seen by a call a little later.
+            write(vault, "People/Tom.md", "---\naliases: [Tommy]\n---\nTom is Alice's partner.\n")
+            await anyio.sleep(2.2)
+            tom = await client.call_tool("vault_read", {"note": "Tommy"})
+            assert not tom.is_error and tom.structured_content["path"] == "People/Tom.md"
+            pids.extend(_server_pids(tmp_path))
+
+    anyio.run(main)
+    assert pids, "the server process was not found while it ran"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids), "the server outlived its client"
+
+
+def test_a_missing_vault_is_refused_before_serving(tmp_path: Path) -> None:
+    from tests.helpers.cli import run_companion
+
+    done = run_companion("mcp", "--vault", str(tmp_path / "nowhere"), "--data-dir", str(tmp_path / "data"), timeout=60)
+    assert done.returncode == 2
+    assert done.stdout == ""  # stdout is the protocol's: an error goes to stderr
+    assert "nowhere" in done.stderr
+
+
+def _server_pids(tmp_path: Path) -> list[int]:
+    """Processes whose command line serves this test's data folder."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if "mcp" in cmd and str(tmp_path / "data") in cmd:
+                out.append(int(entry.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
