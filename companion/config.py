@@ -141,6 +141,47 @@ class CurationConfig:
 
 
 @dataclass(frozen=True)
+class AgentWritesConfig:
+    """What an agent may write through the agent API (`remember`, `vault_write`, `vault_delete`), seed 001's write
+    safety and seed 004's dedupe and budgets. The environment's `AGENT_VAULT_AUTO_WRITE` and `AGENT_VAULT_DEDUPE`
+    override `auto_write` and `dedupe`."""
+
+    allow: bool = False
+    """Let `companion mcp` offer its write tools without `--allow-writes` (query mode is read-only by default)."""
+    auto_write: Literal["off", "research", "aggressive"] = "research"
+    """Seed 004's modes: `off` refuses every agent write, `research` allows durable notes within the budgets,
+    `aggressive` allows four times the budgets."""
+    dedupe: bool = True
+    """Refuse a new note whose content overlaps an existing note's (the agent can pass `ignore_dedupe`)."""
+    overlap: float = 0.5
+    """Share of the new text's word triples found in one existing note from which it counts as a duplicate."""
+    daily_budget: int = 50
+    """Agent writes accepted per day (UTC), across sessions and processes (counted from the audit log)."""
+    session_budget: int = 20
+    """Agent writes accepted per session (one `companion mcp` connection, or one command)."""
+    max_note_kb: int = 256
+    """Largest note an agent may write."""
+    memory_folder: str = "Memory"
+    """Where `remember` puts typed memories (one subfolder per type)."""
+    notes_folder: str = "Notes"
+    """Where `vault_write` puts a new note when the agent names no folder."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not 0.0 < self.overlap <= 1.0:
+            problems.append("overlap must be more than 0 and at most 1")
+        for name in ("daily_budget", "session_budget", "max_note_kb"):
+            if getattr(self, name) < 1:
+                problems.append(f"{name} must be at least 1")
+        for name in ("memory_folder", "notes_folder"):
+            folder = getattr(self, name).strip().strip("/")
+            if not folder or ".." in folder.split("/") or folder.startswith("."):
+                problems.append(f"{name} must be a visible folder inside the vault")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+@dataclass(frozen=True)
 class CompanionConfig:
     """Everything `.companion/companion.yaml` can say; a missing file means these defaults."""
 
@@ -162,6 +203,8 @@ class CompanionConfig:
     """Where the agents' `history.jsonl` logs are and the default processor list (`companion process`)."""
     agents: dict[str, AgentConfig] = field(default_factory=dict)
     """Per-agent overrides by agent name: a processor list replacing the default one, `allow_data_loss`."""
+    agent_writes: AgentWritesConfig = field(default_factory=AgentWritesConfig)
+    """What agents may write through the agent API and the MCP server."""
 
     @property
     def max_note_bytes(self) -> int:

@@ -12,12 +12,18 @@ def register(sub: Any) -> None:
     """Add the `mcp` subcommand."""
     p = sub.add_parser(
         "mcp",
-        help="serve the vault to an agent as MCP tools over stdio (read-only)",
+        help="serve the vault to an agent as MCP tools over stdio (read-only unless --allow-writes)",
         description="Run an MCP server on stdin/stdout for an agent client (Claude Code, Claude Desktop, Cursor). "
         "It answers the handshake at once, keeps the index fresh (or follows a running `companion index --watch`) "
         "and exits when the client closes the connection.",
     )
     add_vault_arguments(p)
+    p.add_argument(
+        "--allow-writes",
+        action="store_true",
+        help="offer remember, vault_write and vault_delete (checked, budgeted, audited, undoable); "
+        "also `agent_writes: {allow: true}` in the config",
+    )
     p.set_defaults(run=run)
 
 
@@ -28,5 +34,5 @@ def run(args: argparse.Namespace) -> int:
     # Opened here, before serving: a vault that cannot be found is an error on stderr and exit code 2, not a
     # server that fails every call.
     ws = open_workspace(args)
-    serve_stdio(lambda: ws)
+    serve_stdio(lambda: ws, allow_writes=args.allow_writes or ws.config.agent_writes.allow)
     return 0

@@ -7,10 +7,12 @@ stdout with `--json`, so a script reading JSON gets JSON either way).
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from companion.agent.api import MEMORY_MODES, AgentApi
+from companion.agent.writes import MEMORY_TYPES, AgentWriter, WriteSource
 from companion.cli.args import add_vault_arguments, open_workspace, sync_first
 from companion.cli.output import print_json
 from companion.errors import AgentInputError
@@ -54,6 +56,31 @@ def register(sub: Any) -> None:
     p.add_argument("note", help="a vault path, a title or an alias")
     p.add_argument("--hops", type=int, default=2, help="how far (1-4, default 2)")
     p.set_defaults(run=_run(lambda api, a: api.graph(a.note, a.hops).as_json(), _print_graph))
+
+    p = _verb(
+        verbs, "write", "write a note by title, or update the note with that title (agent rules: dedupe, budgets)"
+    )
+    p.add_argument("title", help="the note's title (a name, not a path)")
+    p.add_argument("--content", help="the Markdown body (else read from standard input)")
+    p.add_argument("--folder", help="where a new note goes (default: agent_writes.notes_folder)")
+    p.add_argument("--type", dest="note_type", help="its frontmatter type")
+    p.add_argument("--tag", action="append", default=[], help="a tag (repeatable)")
+    p.add_argument("--ignore-dedupe", action="store_true", help="write even when another note holds the same text")
+    p.set_defaults(run=_run(_write, _print_written))
+
+    p = _verb(verbs, "delete", "move a note to Obsidian's trash (undo with `companion undo`)")
+    p.add_argument("note", help="a vault path, a title or an alias")
+    p.set_defaults(run=_run(lambda api, a: _writer(api).delete(a.note).as_json(), _print_written))
+
+    p = _verb(sub, "remember", "write a typed memory note (seed 004's remember)")
+    p.add_argument("type", choices=MEMORY_TYPES, help="the kind of memory")
+    p.add_argument("text", help="the memory")
+    p.add_argument("--title", help="its title (default: its first words)")
+    p.add_argument("--confidence", type=float, help="0 to 1")
+    p.add_argument("--tag", action="append", default=[], help="a tag (repeatable)")
+    p.add_argument("--session", help="the session note it came from")
+    p.add_argument("--ignore-dedupe", action="store_true", help="write even when another note holds the same text")
+    p.set_defaults(run=_run(_remember, _print_written))
 
     memory = sub.add_parser("memory", help="query memory by one retrieval path (seed 004)")
     verbs = memory.add_subparsers(dest="verb", metavar="VERB", required=True)
@@ -111,6 +138,44 @@ def _search(api: AgentApi, args: argparse.Namespace) -> dict[str, Any]:
         args.query, k=args.k, where=where, since=args.since, until=args.until, path=args.path, as_of=args.as_of
     )
     return {"results": _found(found)}
+
+
+def _writer(api: AgentApi) -> AgentWriter:
+    # A command the user typed is an explicit write: allowed, under the same checks, budgets and audit as an agent's.
+    return AgentWriter(api.workspace, WriteSource("cli"), allowed=True)
+
+
+def _write(api: AgentApi, args: argparse.Namespace) -> dict[str, Any]:
+    content = args.content if args.content is not None else sys.stdin.read()
+    done = _writer(api).write(
+        args.title,
+        content,
+        folder=args.folder,
+        note_type=args.note_type,
+        tags=args.tag,
+        ignore_dedupe=args.ignore_dedupe,
+    )
+    return done.as_json()
+
+
+def _remember(api: AgentApi, args: argparse.Namespace) -> dict[str, Any]:
+    done = _writer(api).remember(
+        args.type,
+        args.text,
+        title=args.title,
+        confidence=args.confidence,
+        tags=args.tag,
+        session=args.session,
+        ignore_dedupe=args.ignore_dedupe,
+    )
+    return done.as_json()
+
+
+def _print_written(data: dict[str, Any]) -> None:
+    where = f" -> {data['moved_to']}" if data.get("moved_to") else ""
+    print(f"{data['action']} {data['path']}{where}  (undo: companion undo {data['audit_entry']})")
+    for target in data["unresolved_links"]:
+        print(f"  unresolved link: [[{target}]]")
 
 
 def _memory(api: AgentApi, args: argparse.Namespace) -> dict[str, Any]:

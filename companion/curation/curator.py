@@ -205,7 +205,7 @@ class Curator:
     # -- applying and undoing
     # ---------------------------------------------------------------------------------------------------------
 
-    def apply(self, plan: Plan) -> AuditEntry:
+    def apply(self, plan: Plan, *, details: Sequence[tuple[str, str]] = ()) -> AuditEntry:
         """Write a plan and record it; refused (nothing written) in read-only mode or when a file changed since.
 
         The audit log keeps every file's bytes before and after first; then new and changed files are written
@@ -215,9 +215,9 @@ class Curator:
         """
         self._refuse_read_only(plan.action)
         with self._exclusive():
-            return self._apply(plan)
+            return self._apply(plan, details)
 
-    def _apply(self, plan: Plan) -> AuditEntry:
+    def _apply(self, plan: Plan, details: Sequence[tuple[str, str]] = ()) -> AuditEntry:
         if not plan.writes:
             raise CurationError(f"nothing to change: {plan.summary}")
         paths = [write.path for write in plan.writes]
@@ -249,7 +249,7 @@ class Curator:
                 "nothing was written in the vault"
             ) from exc
         writes = [(write.path, write.content) for write in plan.writes]
-        return self._write_and_record(writes, current, lambda: (plan.action, plan.summary, changes, None))
+        return self._write_and_record(writes, current, lambda: (plan.action, plan.summary, changes, None), details)
 
     def undo(self, entry_id: str | None = None) -> AuditEntry:
         """Put back every file an entry changed (by default the newest one not yet undone) and record the undo.
@@ -312,6 +312,7 @@ class Curator:
         writes: Sequence[tuple[str, bytes | None]],
         previous: dict[str, bytes | None],
         entry: Callable[[], tuple[str, str, list[FileChange], str | None]],
+        details: Sequence[tuple[str, str]] = (),
     ) -> AuditEntry:
         """Write files first and remove files last, then record `entry()` (action, summary, changes, undoes).
 
@@ -331,7 +332,9 @@ class Curator:
             done.append(rel)
         action, summary, changes, undoes = entry()
         try:
-            return self.audit.record(source=self.source, action=action, summary=summary, changes=changes, undoes=undoes)
+            return self.audit.record(
+                source=self.source, action=action, summary=summary, changes=changes, undoes=undoes, details=details
+            )
         except OSError as exc:
             raise CurationError(
                 f"{self.audit.log_path}: cannot record the change ({exc.strerror or exc}); "

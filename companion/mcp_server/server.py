@@ -4,11 +4,16 @@ The server answers `initialize` at once: the workspace opens on the first tool c
 first search, and the index catches up with the vault in a background thread meanwhile. Every tool call runs in a
 worker thread, one at a time (they share the workspace's SQLite connection), after a catch-up when the last one is
 older than `FRESH_S`, so an edit made in Obsidian is seen by the next call. Nothing but protocol messages goes to
-stdout; logs go to stderr. This first server is read-only: it has no tool that writes the vault.
+stdout; logs go to stderr.
+
+Query mode is read-only (seed 001): the write tools (`remember`, `vault_write`, `vault_delete`) are offered only when
+the server is started with `--allow-writes` (or `agent_writes.allow` in the config); a read-only server answers a
+call to one with an error saying so, and records the refusal in the audit log like every other write decision.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -17,11 +22,13 @@ from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
+from pydantic import ValidationError
 
 from companion.agent.api import MEMORY_MODES, AgentApi
+from companion.agent.writes import MEMORY_TYPES, AgentWriter, WriteRefused, WriteSource
 from companion.errors import AgentInputError, CompanionError
 from companion.recall.temporal import temporal_json
 from companion.workspace import Workspace
@@ -34,21 +41,60 @@ INSTRUCTIONS = (
     "(vault_search or recall_relevant: hybrid recall with a spaced-repetition decay), read a note whole with "
     "vault_read (by path, title or alias), follow wikilinks with vault_links and vault_graph, list notes with "
     "vault_list, get the last sessions with recall_recent, or a ready context for a message under a token budget "
-    "with context. Read-only: this server writes nothing."
+    "with context. When started for writes: remember a typed memory, write or update a note by title (the same "
+    "title updates it; overlapping content is refused naming the similar note unless ignore_dedupe), or move a "
+    "note to Obsidian's trash; every write is checked, budgeted, logged and undoable by the user."
 )
+WRITE_TOOLS = ("remember", "vault_write", "vault_delete")
+"""Tools that write the vault (offered only to a server started for writes)."""
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+_WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+_DELETES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+
+
+class _Server(MCPServer):
+    """`MCPServer` that answers a write tool on a read-only server, and records refusals the schema makes."""
+
+    companion: CompanionServer
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
+        if name in WRITE_TOOLS and not self.companion.allow_writes:
+            refusal = WriteRefused(
+                "mode", "this server is read-only; start it with `companion mcp --allow-writes` to let agents write"
+            )
+            await self.companion.log_refusal(name, refusal, context)
+            raise ToolError(json.dumps({"error": refusal.reason, "field": refusal.field}))
+        try:
+            result = await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if name in WRITE_TOOLS and isinstance(exc.__cause__, ValidationError):
+                fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.__cause__.errors()})
+                refusal = WriteRefused(fields[0] if fields else "arguments", f"does not match the schema: {exc}")
+                await self.companion.log_refusal(name, refusal, context)
+            raise
+        return result
 
 
 class CompanionServer:
     """One vault served to one MCP client."""
 
-    def __init__(self, open_workspace: Callable[[], Workspace]) -> None:
+    def __init__(
+        self,
+        open_workspace: Callable[[], Workspace],
+        *,
+        allow_writes: bool = False,
+        environ: dict[str, str] | None = None,
+    ) -> None:
         self._open = open_workspace
+        self.allow_writes = allow_writes
+        """The write tools are offered (`--allow-writes`)."""
+        self._environ = environ
         self._workspace: Workspace | None = None
         self._api: AgentApi | None = None
+        self._writer: AgentWriter | None = None
         self._lock = threading.Lock()
         self._caught_up = 0.0
         self.server = self._build()
@@ -76,12 +122,17 @@ class CompanionServer:
                 self._workspace.close()
                 self._workspace = None
                 self._api = None
+                self._writer = None
 
     def _fresh(self, *, force: bool = False) -> AgentApi:
         """The API, after a catch-up when the last one is stale (call with the lock held)."""
         if self._workspace is None:
             self._workspace = self._open()
             self._api = AgentApi(self._workspace)
+            # One writer for the connection: its session budget counts every write of this session.
+            self._writer = AgentWriter(
+                self._workspace, WriteSource("unknown client"), allowed=self.allow_writes, environ=self._environ
+            )
         assert self._api is not None
         now = time.monotonic()
         if force or now - self._caught_up > FRESH_S:
@@ -105,10 +156,37 @@ class CompanionServer:
         except CompanionError as exc:
             raise ToolError(json.dumps({"error": str(exc)})) from exc
 
+    async def _write(
+        self, context: Context[Any, Any] | None, model: str | None, prompt: str | None, work: Callable[[AgentWriter], T]
+    ) -> T:
+        """Run a write as `_call` runs a read, with the client's name, version and stated versions as its source."""
+        source = WriteSource(_client(context), model or "", prompt or "")
+
+        def run(api: AgentApi) -> T:
+            assert self._writer is not None
+            self._writer.source = source
+            return work(self._writer)
+
+        return await self._call(run)
+
+    async def log_refusal(self, tool: str, refusal: WriteRefused, context: Context[Any, Any] | None) -> None:
+        """Record a write refused before it reached the writer (read-only server, arguments against the schema)."""
+        source = WriteSource(_client(context))
+
+        def run(api: AgentApi) -> None:
+            assert self._writer is not None
+            self._writer.source = source
+            self._writer.refused(tool, refusal)
+
+        # When the vault cannot even be opened, the refusal is answered all the same.
+        with contextlib.suppress(ToolError):
+            await self._call(run)
+
     # -- tools -------------------------------------------------------------------------------------
 
     def _build(self) -> MCPServer:
-        server: MCPServer = MCPServer("vault-companion", instructions=INSTRUCTIONS, log_level="WARNING")
+        server = _Server("vault-companion", instructions=INSTRUCTIONS, log_level="WARNING")
+        server.companion = self
 
         @server.tool(annotations=_READ_ONLY)
         async def vault_search(
@@ -208,13 +286,104 @@ class CompanionServer:
             }
 
         assert set(MEMORY_MODES) == {"exact", "type", "lexical", "hybrid", "graph"}  # the Literal above
+        if self.allow_writes:
+            self._add_write_tools(server)
         return server
 
+    def _add_write_tools(self, server: MCPServer) -> None:
+        types = ", ".join(MEMORY_TYPES)
 
-def serve_stdio(open_workspace: Callable[[], Workspace]) -> None:
+        @server.tool(annotations=_WRITES, description=_REMEMBER.format(types=types))
+        async def remember(
+            type: str,
+            text: str,
+            ctx: Context[Any, Any],
+            title: str | None = None,
+            confidence: float | None = None,
+            tags: list[str] | None = None,
+            session: str | None = None,
+            ignore_dedupe: bool = False,
+            model: str | None = None,
+            prompt_version: str | None = None,
+        ) -> dict[str, Any]:
+            done = await self._write(
+                ctx,
+                model,
+                prompt_version,
+                lambda w: w.remember(
+                    type,
+                    text,
+                    title=title,
+                    confidence=confidence,
+                    tags=tags or [],
+                    session=session,
+                    ignore_dedupe=ignore_dedupe,
+                ),
+            )
+            return done.as_json()
+
+        @server.tool(annotations=_WRITES)
+        async def vault_write(
+            title: str,
+            content: str,
+            ctx: Context[Any, Any],
+            folder: str | None = None,
+            type: str | None = None,
+            tags: list[str] | None = None,
+            ignore_dedupe: bool = False,
+            model: str | None = None,
+            prompt_version: str | None = None,
+        ) -> dict[str, Any]:
+            """Write a note by its canonical title (a name, not a path; folder apart, default Notes). The same
+            title again updates that note in place, keeping its other properties. New content that overlaps an
+            existing note is refused naming it: update that note instead, or pass ignore_dedupe for a new edition.
+            content is Markdown without frontmatter (give type and tags as arguments); wikilinks that resolve to no
+            note are reported back. model and prompt_version are recorded in the audit log."""
+            done = await self._write(
+                ctx,
+                model,
+                prompt_version,
+                lambda w: w.write(
+                    title, content, folder=folder, note_type=type, tags=tags or [], ignore_dedupe=ignore_dedupe
+                ),
+            )
+            return done.as_json()
+
+        @server.tool(annotations=_DELETES)
+        async def vault_delete(
+            note: str, ctx: Context[Any, Any], model: str | None = None, prompt_version: str | None = None
+        ) -> dict[str, Any]:
+            """Move a note to Obsidian's trash (.trash/ in the vault). The user can undo it with `companion undo`.
+            note: a vault path, a title or an alias."""
+            done = await self._write(ctx, model, prompt_version, lambda w: w.delete(note))
+            return done.as_json()
+
+
+_REMEMBER = (
+    "Remember a typed memory as a note in the vault's memory folder. type: one of {types}. text: the memory, "
+    "in Markdown. title: its canonical title (default: its first words). confidence: 0 to 1. tags: tags without #. "
+    "session: the session note it came from (path, title or alias), linked back from the memory. Content that "
+    "overlaps an existing note is refused naming it unless ignore_dedupe. model and prompt_version are recorded "
+    "in the audit log."
+)
+
+
+def _client(context: Context[Any, Any] | None) -> str:
+    """The client's name and version from its handshake, as the audit log records it."""
+    try:
+        params = context.session.client_params if context is not None else None
+        info = params.client_info if params is not None else None
+    except (AttributeError, LookupError, ValueError):
+        info = None
+    if info is None:
+        return "unknown client"
+    return f"{info.name} {info.version}".strip()
+
+
+def serve_stdio(open_workspace: Callable[[], Workspace], *, allow_writes: bool = False) -> None:
     """Serve over stdin/stdout until the client closes them."""
     logging.basicConfig(level=logging.WARNING, format="companion mcp: %(message)s")  # stderr: stdout is protocol
-    companion = CompanionServer(open_workspace)
+    companion = CompanionServer(open_workspace, allow_writes=allow_writes)
     companion.start_catch_up()
     try:
         anyio.run(companion.server.run_stdio_async)

@@ -88,6 +88,9 @@ class AuditEntry:
     only: there is no blob of it (see the module's docstring)."""
     undoes: str | None = None
     """For an `undo` entry, the id of the entry it undid."""
+    details: tuple[tuple[str, str], ...] = ()
+    """More about who and why, as (name, value): for an agent's write, the client's name and version and the
+    prompt and model versions it passed; for a refused write (action `refused`), the reason."""
 
 
 class AuditLog:
@@ -152,6 +155,7 @@ class AuditLog:
         summary: str,
         changes: Iterable[FileChange],
         undoes: str | None = None,
+        details: Iterable[tuple[str, str]] = (),
     ) -> AuditEntry:
         """Append an entry (flushed and fsynced) and return it.
 
@@ -168,6 +172,7 @@ class AuditLog:
             summary=summary,
             changes=tuple(changes),
             undoes=undoes,
+            details=tuple((str(k), str(v)) for k, v in details),
         )
         line = json.dumps(_to_json(entry), ensure_ascii=False, separators=(",", ":")) + "\n"
         make_folders(self.folder)
@@ -243,7 +248,7 @@ class AuditLog:
         return None
 
 
-_NOT_UNDOABLE = ("undo", "process", "forward", "embed")
+_NOT_UNDOABLE = ("undo", "process", "forward", "embed", "refused")
 
 
 def _to_json(entry: AuditEntry) -> dict[str, Any]:
@@ -256,6 +261,7 @@ def _to_json(entry: AuditEntry) -> dict[str, Any]:
         "summary": entry.summary,
         "changes": [{"path": c.path, "before": c.before, "after": c.after} for c in entry.changes],
         "undoes": entry.undoes,
+        **({"details": dict(entry.details)} if entry.details else {}),
     }
 
 
@@ -282,7 +288,18 @@ def _from_json(line: bytes) -> AuditEntry | None:
         if not all(state is None or (isinstance(state, str) and _SHA.fullmatch(state)) for state in (before, after)):
             return None
         changes.append(FileChange(path=item["path"], before=before, after=after))
+    raw_details = data.get("details") or {}
+    if not isinstance(raw_details, dict):
+        return None
+    details = tuple((str(k), str(v)) for k, v in raw_details.items())
     entry_id, at, source, action, summary = (str(text) for text in texts)
     return AuditEntry(
-        id=entry_id, at=at, source=source, action=action, summary=summary, changes=tuple(changes), undoes=undoes
+        id=entry_id,
+        at=at,
+        source=source,
+        action=action,
+        summary=summary,
+        changes=tuple(changes),
+        undoes=undoes,
+        details=details,
     )

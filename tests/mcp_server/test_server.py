@@ -14,10 +14,12 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.types import Implementation
 
 from companion.mcp_server.server import CompanionServer
+from companion.vault.audit import AuditLog
 from tests.helpers.agentvault import write_agent_vault
-from tests.helpers.files import write
+from tests.helpers.files import file_tree, write
 from tests.helpers.workspaces import workspace
 
 TOOLS = {
@@ -33,7 +35,8 @@ TOOLS = {
 }
 
 
-def in_memory(tmp_path: Path, session: Callable[[Client], Awaitable[None]]) -> None:
+def in_memory(tmp_path: Path, session: Callable[[Client], Awaitable[None]]) -> Path:
+    """Run `session` against a read-only server on the agent vault; the vault's data folder is returned."""
     ws = workspace(write_agent_vault(tmp_path / "vault"), data_dir=tmp_path / "data")
     companion = CompanionServer(lambda: ws)
 
@@ -45,6 +48,7 @@ def in_memory(tmp_path: Path, session: Callable[[Client], Awaitable[None]]) -> N
         anyio.run(main)
     finally:
         companion.close()
+    return ws.data_dir
 
 
 def error_of(result: Any) -> dict[str, Any]:
@@ -177,3 +181,100 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def writing(tmp_path: Path, session: Callable[[Client], Awaitable[None]], config: str = "") -> tuple[Path, Path]:
+    """Run `session` against a server started for writes; (the vault, its data folder) are returned."""
+    vault = write_agent_vault(tmp_path / "vault")
+    if config:
+        write(vault, ".companion/companion.yaml", "embedding:\n  provider: hash\n" + config)
+    ws = workspace(vault, data_dir=tmp_path / "data")
+    companion = CompanionServer(lambda: ws, allow_writes=True, environ={})
+
+    async def main() -> None:
+        async with Client(companion.server, client_info=Implementation(name="test-agent", version="9.1")) as client:
+            await session(client)
+
+    try:
+        anyio.run(main)
+    finally:
+        companion.close()
+    return vault, ws.data_dir
+
+
+def test_a_read_only_server_refuses_writes_clearly_and_logs_the_refusal(tmp_path: Path) -> None:
+    before = None
+
+    async def session(client: Client) -> None:
+        nonlocal before
+        before = file_tree(tmp_path / "vault")
+        assert not ({t.name for t in (await client.list_tools()).tools} & {"remember", "vault_write"})
+        refused = await client.call_tool("remember", {"type": "fact", "text": "Tom likes trains."})
+        error = error_of(refused)
+        assert error["field"] == "mode" and "--allow-writes" in error["error"]
+
+    data = in_memory(tmp_path, session)
+    assert file_tree(tmp_path / "vault") == before
+    entry = AuditLog(data).entries()[-1]
+    assert entry.action == "refused" and dict(entry.details)["tool"] == "remember"
+
+
+def test_agent_writes_through_the_server_are_checked_budgeted_audited_and_undoable(tmp_path: Path) -> None:
+    written: dict[str, Any] = {}
+
+    async def session(client: Client) -> None:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert {"remember", "vault_write", "vault_delete"} <= names
+        done = await client.call_tool(
+            "remember",
+            {"type": "fact", "text": "Tom's train pass renews on 3 March.", "confidence": 0.7, "model": "m-2"},
+        )
+        assert not done.is_error, done.content
+        written.update(done.structured_content)
+        found = await client.call_tool("vault_search", {"query": "Tom train pass renews", "k": 2})
+        assert found.structured_content["results"][0]["path"] == written["path"]
+        duplicate = await client.call_tool(
+            "vault_write",
+            {"title": "Ski notes", "content": "user: book the chalet in Chamonix for the February ski trip"},
+        )
+        assert "Conversations/2026-10-05 Ski trip.md" in error_of(duplicate)["error"]
+        bad = await client.call_tool("remember", {"type": "opinion", "text": "x"})
+        assert error_of(bad)["field"] == "type"
+        schema = await client.call_tool("remember", {"type": "fact", "text": "x", "confidence": "very"})
+        assert schema.is_error and "confidence" in schema.content[0].text
+        second = await client.call_tool("vault_write", {"title": "Trains", "content": "Tom prefers the night train."})
+        assert not second.is_error
+        spent = await client.call_tool("vault_write", {"title": "Planes", "content": "Tom dislikes early flights."})
+        assert error_of(spent)["field"] == "budget"
+
+    vault, data = writing(tmp_path, session, "agent_writes:\n  session_budget: 2\n")
+    entries = AuditLog(data).entries()
+    accepted = [e for e in entries if e.action in ("remember", "write")]
+    assert [e.source for e in accepted] == ["agent:test-agent 9.1"] * 2
+    assert dict(accepted[0].details) == {"client": "test-agent 9.1", "model": "m-2"}
+    refused = [dict(e.details)["field"] for e in entries if e.action == "refused"]
+    assert refused == ["content", "type", "confidence", "budget"]
+    # The user takes the agent's first write back from the command line.
+    from tests.helpers.cli import run_companion
+
+    undo = run_companion("undo", accepted[0].id, "--vault", str(vault), "--data-dir", str(tmp_path / "data"))
+    assert undo.returncode == 0, undo.stderr
+    assert not (vault / written["path"]).exists()
+
+
+def test_the_real_server_started_for_writes_remembers(tmp_path: Path) -> None:
+    vault = write_agent_vault(tmp_path / "vault")
+    params = _params(tmp_path, vault)
+    params.args.append("--allow-writes")
+
+    async def main() -> None:
+        async with Client(params, client_info=Implementation(name="stdio-agent", version="1.0")) as client:
+            memory = {"type": "experience", "text": "Tom's first ski lesson went well."}
+            done = await client.call_tool("remember", memory)
+            assert not done.is_error, done.content
+            path = done.structured_content["path"]
+            assert (vault / path).is_file()
+            found = await client.call_tool("vault_search", {"query": "Tom first ski lesson", "k": 2})
+            assert found.structured_content["results"][0]["path"] == path
+
+    anyio.run(main)
