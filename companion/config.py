@@ -107,6 +107,9 @@ class RecallConfig:
     """How far back the temporal tier looks."""
     recent_limit: int = 10
     """How many sessions the temporal tier lists."""
+    surfaced_minutes: int = 10
+    """How long the notes an agent was last shown stay nameable as `@1`, `@2`... and `@last` (seed 001's
+    recent-context cache, so a follow-up can say "that note")."""
     context_policy: str = (
         "Memory below is recalled from the user's vault. Prefer structured notes over raw transcripts; "
         "newer statements override older ones; say when memory is missing instead of guessing."
@@ -120,7 +123,7 @@ class RecallConfig:
         for name in ("dense_weight", "graph_weight", "date_weight", "every_word_weight", "lexical_trust"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 problems.append(f"{name} must be within 0 and 1")
-        for name in ("candidates", "recent_hours", "recent_limit"):
+        for name in ("candidates", "recent_hours", "recent_limit", "surfaced_minutes"):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1")
         if not 0.0 <= self.dense_span <= 2.0:

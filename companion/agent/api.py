@@ -2,13 +2,17 @@
 
 Every argument an agent sends is checked here, and a bad one is an `AgentInputError` naming it; nothing here writes
 the vault. Notes are named by vault path, by path without `.md`, by title or by alias, as a wikilink would name
-them. What a search surfaces counts as accessed (seed 004's decay), except in a replay (`as_of`).
+them, or, for a while after a search, as `@1`, `@2`... (its results) and `@last` (the note last surfaced or read):
+seed 001's recent-context cache, so a follow-up can say "that note". What a search surfaces counts as accessed
+(seed 004's decay), except in a replay (`as_of`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import posixpath
+import re
+import time
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -35,6 +39,8 @@ MAX_HOPS = 4
 SNIPPET_CHARS = 400
 """Longest passage returned with a search result."""
 
+_SURFACED = re.compile(r"@(\d+|last)")
+
 
 class AgentApi:
     """Reads for an agent; one instance serves one workspace, from one thread at a time."""
@@ -45,6 +51,14 @@ class AgentApi:
         self.record = record
         """Count what a search surfaces as accessed (seed 004); off for tools that only look."""
         self._graph: tuple[Hashable, VaultGraph] | None = None
+        self._surfaced: tuple[float, tuple[str, ...]] = (0.0, ())  # (when, paths) of the latest search's results
+        self._last: tuple[float, str] | None = None  # the note last surfaced or read
+
+    def _remember_surfaced(self, paths: list[str]) -> None:
+        now = time.monotonic()
+        self._surfaced = (now, tuple(paths))
+        if paths:
+            self._last = (now, paths[0])
 
     # -- finding notes ---------------------------------------------------------------------------
 
@@ -69,6 +83,7 @@ class AgentApi:
         items = list(recalled.results[:k])
         if self.record and moment is None:
             engine.record(item.path for item in items if item.explanation is not None)
+        self._remember_surfaced([item.path for item in items])
         return [
             Found(
                 path=item.path,
@@ -83,6 +98,12 @@ class AgentApi:
         ]
 
     def memory_query(self, mode: str, query: str, *, k: int = 10) -> list[Found]:
+        """See `_memory_query`; what it finds can be named `@1`, `@2`... afterwards."""
+        found = self._memory_query(mode, query, k=k)
+        self._remember_surfaced([f.path for f in found])
+        return found
+
+    def _memory_query(self, mode: str, query: str, *, k: int = 10) -> list[Found]:
         """Seed 004's retrieval paths: `exact` (a title or alias), `type` (notes of a frontmatter type, newest
         first), `lexical` (BM25 alone), `hybrid` (as `search`) or `graph` (the notes linked with the one named)."""
         if mode not in MEMORY_MODES:
@@ -128,6 +149,8 @@ class AgentApi:
     def resolve(self, note: str, field: str = "note") -> str:
         """The vault path of the note an agent names (path, path without `.md`, title or alias)."""
         name = _text(field, note).strip()
+        if _SURFACED.fullmatch(name):
+            return self._surfaced_note(name, field)
         if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
             raise AgentInputError(field, f"{name!r} is an absolute path; name a note inside the vault")
         parts = name.replace("\\", "/").split("/")
@@ -144,9 +167,26 @@ class AgentApi:
             raise AgentInputError(field, f"no note called {name!r} (search for it with vault_search)")
         return target
 
+    def _surfaced_note(self, name: str, field: str) -> str:
+        """The note `@N` or `@last` names, while the recent-context cache holds it."""
+        window = 60 * self.workspace.config.recall.surfaced_minutes
+        now = time.monotonic()
+        if name == "@last":
+            if self._last is None or now - self._last[0] > window:
+                raise AgentInputError(field, "@last names nothing: no note was surfaced or read recently")
+            return self._last[1]
+        when, paths = self._surfaced
+        number = int(name[1:])
+        if not paths or now - when > window:
+            raise AgentInputError(field, f"{name} names nothing: no search in the last {window // 60} minutes")
+        if not 1 <= number <= len(paths):
+            raise AgentInputError(field, f"{name} names nothing: the last search returned {len(paths)} notes")
+        return paths[number - 1]
+
     def read(self, note: str) -> NoteView:
         """`vault_read`: a note whole, with its links resolved and its backlinks."""
         path = self.resolve(note)
+        self._last = (time.monotonic(), path)
         try:
             parsed = self.workspace.vault.read_note(path)
         except NoteError as exc:
@@ -166,6 +206,14 @@ class AgentApi:
             links=tuple(seen.values()),
             backlinks=tuple(graph.backlinks(path)),
         )
+
+    def markdown(self, note: str) -> str:
+        """A note's Markdown as its file holds it (what the MCP server serves as a resource)."""
+        path = self.resolve(note)
+        try:
+            return (self.workspace.vault.root / path).read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AgentInputError("note", f"{path} cannot be read as UTF-8 text") from exc
 
     def links(self, note: str) -> Links:
         """`vault_links`: what a note links to (each target once, unresolved ones included) and what links to it."""

@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
@@ -142,8 +142,9 @@ class CompanionServer:
             self._caught_up = time.monotonic()
         return self._api
 
-    async def _call(self, work: Callable[[AgentApi], T]) -> T:
-        """Run `work` in a worker thread, one call at a time; a bad argument becomes a tool error naming it."""
+    async def _call(self, work: Callable[[AgentApi], T], error: type[Exception] = ToolError) -> T:
+        """Run `work` in a worker thread, one call at a time; a bad argument becomes an `error` (a tool error, or a
+        resource error for a resource) naming it."""
 
         def run() -> T:
             with self._lock:
@@ -152,9 +153,9 @@ class CompanionServer:
         try:
             return await anyio.to_thread.run_sync(run)
         except AgentInputError as exc:
-            raise ToolError(json.dumps({"error": exc.reason, "field": exc.field})) from exc
+            raise error(json.dumps({"error": exc.reason, "field": exc.field})) from exc
         except CompanionError as exc:
-            raise ToolError(json.dumps({"error": str(exc)})) from exc
+            raise error(json.dumps({"error": str(exc)})) from exc
 
     async def _write(
         self, context: Context[Any, Any] | None, model: str | None, prompt: str | None, work: Callable[[AgentWriter], T]
@@ -220,7 +221,8 @@ class CompanionServer:
         @server.tool(annotations=_READ_ONLY)
         async def vault_read(note: str) -> dict[str, Any]:
             """Read one note whole: frontmatter, body, tags, aliases, its links (resolved to paths, or marked
-            unresolved) and its backlinks. note: a vault path, a path without .md, a title or an alias."""
+            unresolved) and its backlinks. note: a vault path, a path without .md, a title or an alias; or @1, @2...
+            for the results of the last search, @last for the note last surfaced or read."""
             view = await self._call(lambda api: api.read(note))
             return view.as_json()
 
@@ -284,6 +286,11 @@ class CompanionServer:
                 "tokenizer": counter.name,
                 "sources": [p.source for p in assembled.pieces if p.source],
             }
+
+        @server.resource("vault://note/{+path}", mime_type="text/markdown")
+        async def note(path: str) -> str:
+            """A note of the vault as its Markdown file holds it, by vault path (a title or an alias works too)."""
+            return await self._call(lambda api: api.markdown(path), ResourceError)
 
         assert set(MEMORY_MODES) == {"exact", "type", "lexical", "hybrid", "graph"}  # the Literal above
         if self.allow_writes:

@@ -131,3 +131,24 @@ def test_bad_input_names_the_argument(api: AgentApi, call: object, field: str, s
         call(api)  # type: ignore[operator]
     assert caught.value.field == field
     assert says in caught.value.reason
+
+
+def test_a_follow_up_can_name_what_the_last_search_surfaced(api: AgentApi) -> None:
+    found = api.search("chalet deposit", k=3)
+    assert api.read("@1").path == found[0].path
+    assert api.links("@2").path == found[1].path
+    assert api.read("@last").path == found[1].path or api.read("@last").path == found[0].path
+    with pytest.raises(AgentInputError, match="returned 3 notes"):
+        api.read("@7")
+    typed = api.memory_query("type", "entity")
+    assert api.read("@1").path == typed[0].path == "Memory/Nowak Renovations.md"
+
+
+def test_the_surfaced_notes_expire(api: AgentApi, monkeypatch: pytest.MonkeyPatch) -> None:
+    import companion.agent.api as module
+
+    api.search("chalet deposit", k=3)
+    later = module.time.monotonic() + 11 * 60
+    monkeypatch.setattr(module.time, "monotonic", lambda: later)
+    with pytest.raises(AgentInputError, match="no search in the last 10 minutes"):
+        api.read("@1")

@@ -14,6 +14,7 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
 from mcp.types import Implementation
 
 from companion.mcp_server.server import CompanionServer
@@ -278,3 +279,26 @@ def test_the_real_server_started_for_writes_remembers(tmp_path: Path) -> None:
             assert found.structured_content["results"][0]["path"] == path
 
     anyio.run(main)
+
+
+def test_notes_are_resources_by_path(tmp_path: Path) -> None:
+    async def session(client: Client) -> None:
+        templates = (await client.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["vault://note/{+path}"]
+        read = await client.read_resource("vault://note/People/Ingrid%20Olsen.md")
+        assert "files the household tax return" in read.contents[0].text
+        # The SDK's own resource security refuses a path leaving the vault before the companion sees it.
+        with pytest.raises(MCPError, match="Unknown resource"):
+            await client.read_resource("vault://note/../../etc/passwd")
+        with pytest.raises(MCPError, match=r"no note called 'Nobody\.md'"):
+            await client.read_resource("vault://note/Nobody.md")
+
+    in_memory(tmp_path, session)
+
+
+def test_the_bench_measures_the_real_server(tmp_path: Path) -> None:
+    from companion.cli.bench.mcp import mcp
+
+    figures = mcp(tmp_path / "bench", notes=40, queries=5)
+    assert figures["notes"] == 40 and figures["queries"] == 5
+    assert figures["handshake_s"] > 0 and 0 < figures["search_p50_ms"] <= figures["search_p95_ms"]

@@ -18,11 +18,12 @@ from typing import Any
 from companion.cli.bench.app import tui, tui_while_indexing
 from companion.cli.bench.common import cpus
 from companion.cli.bench.indexing import cold_build, restart, save_to_searchable
+from companion.cli.bench.mcp import mcp
 from companion.cli.bench.pipeline import process_history
 from companion.cli.bench.recall import batch, recall
 from companion.cli.output import print_json
 
-MEASURES = ("cold", "restart", "save", "recall", "batch", "tui", "tui-indexing", "process")
+MEASURES = ("cold", "restart", "save", "recall", "batch", "tui", "tui-indexing", "process", "mcp")
 
 
 def register(sub: Any) -> None:
@@ -53,6 +54,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--history-days", type=int, default=21, help="days of heartbeat history (144 entries a day)")
     p.add_argument("--entry-kb", type=int, default=154, help="size of one heartbeat entry in KB (seed 003: ~154)")
+    p.add_argument("--mcp-notes", type=int, default=10_000, help="notes behind the MCP server (hashing embedder)")
     p.add_argument("--dir", help="work folder (default: a temporary folder, removed afterwards)")
     p.set_defaults(run=run)
 
@@ -83,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
             results["tui"] = tui(work / "recall", args.recall_notes, args.embedder)
         if "tui-indexing" in only:
             results["tui_while_indexing"] = tui_while_indexing(work / "tui-indexing", args.incoming_notes)
+        if "mcp" in only:
+            results["mcp"] = mcp(work / "mcp", args.mcp_notes, args.queries)
         if "process" in only:
             results["process"] = process_history(work / "process", args.history_days, args.entry_kb)
     results["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
