@@ -387,12 +387,16 @@ def _client(context: Context[Any, Any] | None) -> str:
     return f"{info.name} {info.version}".strip()
 
 
-def serve_stdio(open_workspace: Callable[[], Workspace], *, allow_writes: bool = False) -> None:
-    """Serve over stdin/stdout until the client closes them."""
+def serve(open_workspace: Callable[[], Workspace], *, allow_writes: bool = False, port: int | None = None) -> None:
+    """Serve over stdin/stdout until the client closes them, or with `port` over streamable HTTP on loopback
+    (127.0.0.1 only: the vault is never offered to the network) until interrupted."""
     logging.basicConfig(level=logging.WARNING, format="companion mcp: %(message)s")  # stderr: stdout is protocol
     companion = CompanionServer(open_workspace, allow_writes=allow_writes)
     companion.start_catch_up()
     try:
-        anyio.run(companion.server.run_stdio_async)
+        if port is None:
+            anyio.run(companion.server.run_stdio_async)
+        else:
+            anyio.run(lambda: companion.server.run_streamable_http_async(host="127.0.0.1", port=port))
     finally:
         companion.close()
