@@ -336,3 +336,51 @@ def test_the_real_server_over_http_on_loopback(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def test_bad_write_proposals_through_the_server_name_the_field_and_write_nothing(tmp_path: Path) -> None:
+    before: dict[str, bytes] = {}
+    proposals = [
+        ("remember", {"type": "fact", "text": "x", "confidence": 3}, "confidence"),
+        ("vault_write", {"title": "Projects/Evil", "content": "x"}, "title"),
+        ("vault_write", {"title": "Fine\n---\nevil: 1", "content": "x"}, "title"),
+        ("vault_write", {"title": "Fine", "content": "---\nadmin: true\n---\nx"}, "content"),
+        ("vault_write", {"title": "Fine", "content": "bad \ud800 text"}, "content"),
+        ("vault_write", {"title": "Fine", "content": "x" * (10 * 1024 * 1024)}, "content"),
+        ("vault_write", {"title": "Fine", "content": "x", "folder": "../outside"}, "folder"),
+        ("vault_delete", {"note": "/etc/passwd"}, "note"),
+    ]
+
+    async def session(client: Client) -> None:
+        before.update(file_tree(tmp_path / "vault"))
+        for tool, arguments, field in proposals:
+            assert error_of(await client.call_tool(tool, arguments))["field"] == field, (tool, arguments)
+        wrong_type = await client.call_tool("vault_write", {"title": ["a"], "content": "x"})
+        assert wrong_type.is_error and "title" in wrong_type.content[0].text
+
+    _vault, data = writing(tmp_path, session)
+    assert file_tree(tmp_path / "vault") == before
+    refused = [dict(e.details)["field"] for e in AuditLog(data).entries() if e.action == "refused"]
+    assert refused == [field for _tool, _args, field in proposals] + ["title"]
+
+
+def test_a_write_racing_an_edit_in_obsidian_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from companion.curation.curator import Curator
+
+    target = tmp_path / "vault" / "Memory" / "Kitchen budget.md"
+    real_apply = Curator.apply
+
+    def racing(self: Curator, plan: Any, **kwargs: Any) -> Any:
+        # Obsidian saves the user's edit between the server reading the note and writing it.
+        target.write_text("---\ntype: fact\n---\nThe user's edit: 21,000 euros.\n", encoding="utf-8")
+        return real_apply(self, plan, **kwargs)
+
+    monkeypatch.setattr(Curator, "apply", racing)
+
+    async def session(client: Client) -> None:
+        result = await client.call_tool("vault_write", {"title": "Kitchen budget", "content": "The agent's text."})
+        assert error_of(result)["field"] == "note"
+        assert "changed since the plan was made" in error_of(result)["error"]
+
+    writing(tmp_path, session)
+    assert target.read_text(encoding="utf-8") == "---\ntype: fact\n---\nThe user's edit: 21,000 euros.\n"
