@@ -2,9 +2,12 @@
 
 The server answers `initialize` at once: the workspace opens on the first tool call, the embedding model on the
 first search, and the index catches up with the vault in a background thread meanwhile. Every tool call runs in a
-worker thread, one at a time (they share the workspace's SQLite connection), after a catch-up when the last one is
-older than `FRESH_S`, so an edit made in Obsidian is seen by the next call. Nothing but protocol messages goes to
-stdout; logs go to stderr.
+worker thread, one at a time (they share the workspace's SQLite connection). A background thread watches the vault
+(`watchfiles`) and marks the index stale when a note changes; the next call catches up first, so an edit made in
+Obsidian is seen by the next call, and calls cost no vault walk while nothing changed. Where the OS watch cannot be
+set up, a call catches up when the last catch-up is older than `FRESH_S`. When another process keeps the index
+(`companion index --watch`, the app), a catch-up is a no-op and the calls read what it writes. Nothing but protocol
+messages goes to stdout; logs go to stderr.
 
 Query mode is read-only (seed 001): the write tools (`remember`, `vault_write`, `vault_delete`) are offered only when
 the server is started with `--allow-writes` (or `agent_writes.allow` in the config); a read-only server answers a
@@ -19,9 +22,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import anyio
+import watchfiles
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
@@ -34,7 +39,7 @@ from companion.recall.temporal import temporal_json
 from companion.workspace import Workspace
 
 FRESH_S = 2.0
-"""A tool call older than this since the last catch-up catches up first (a directory walk; milliseconds)."""
+"""Without an OS watch, a tool call this long after the last catch-up catches up first (a walk of the vault)."""
 
 INSTRUCTIONS = (
     "The user's Obsidian vault and the agent's memory in it. Search it before answering from memory "
@@ -97,6 +102,9 @@ class CompanionServer:
         self._writer: AgentWriter | None = None
         self._lock = threading.Lock()
         self._caught_up = 0.0
+        self._stale = threading.Event()  # a note changed since the last catch-up (set by the watch)
+        self._watching = False  # the OS watch is live, so `_stale` can be trusted
+        self._stop = threading.Event()
         self.server = self._build()
         """The SDK server with every tool registered."""
 
@@ -109,14 +117,41 @@ class CompanionServer:
         return thread
 
     def _warm(self) -> None:
+        """Open the workspace, start the OS watch, then catch up once: no change between the two is missed."""
         try:
             with self._lock:
                 self._fresh(force=True)
+            root = self._root()
         except CompanionError as exc:
             log.warning("catching up failed: %s", exc)
+            return
+        try:
+            from indexer.watcher import VaultFilter
+
+            for changes in watchfiles.watch(
+                root,
+                watch_filter=VaultFilter(root),
+                stop_event=self._stop,
+                yield_on_timeout=True,
+                rust_timeout=500,
+                raise_interrupt=False,
+            ):
+                if not self._watching:
+                    self._watching = True
+                    self._stale.set()  # whatever changed while the watch was being set up
+                if changes:
+                    self._stale.set()
+        except (OSError, RuntimeError) as exc:  # no inotify left, a vanished vault: fall back to catching up by time
+            log.warning("cannot watch the vault (%s); catching up every %.0f s of calls instead", exc, FRESH_S)
+        self._watching = False
+
+    def _root(self) -> Path:
+        assert self._workspace is not None
+        return self._workspace.vault.root
 
     def close(self) -> None:
-        """Close the workspace (its index connections and store)."""
+        """Stop the watch and close the workspace (its index connections and store)."""
+        self._stop.set()
         with self._lock:
             if self._workspace is not None:
                 self._workspace.close()
@@ -134,8 +169,9 @@ class CompanionServer:
                 self._workspace, WriteSource("unknown client"), allowed=self.allow_writes, environ=self._environ
             )
         assert self._api is not None
-        now = time.monotonic()
-        if force or now - self._caught_up > FRESH_S:
+        stale = self._stale.is_set() if self._watching else time.monotonic() - self._caught_up > FRESH_S
+        if force or stale:
+            self._stale.clear()  # an event during the catch-up sets it again
             # Another process (`companion index --watch`, the app) may hold the writer lock: then it keeps the index
             # fresh, and this reads what it wrote.
             self._workspace.catch_up()

@@ -140,7 +140,7 @@ def test_the_real_server_over_stdio_serves_sees_edits_and_exits_with_its_client(
             assert error_of(await client.call_tool("vault_read", {"note": "../x"}))["field"] == "note"
             # An edit made outside the server (Obsidian, an editor) is seen by a call a little later.
             write(vault, "People/Tom.md", "---\naliases: [Tommy]\n---\nTom is Alice's partner.\n")
-            await anyio.sleep(2.2)
+            await anyio.sleep(1.0)
             tom = await client.call_tool("vault_read", {"note": "Tommy"})
             assert not tom.is_error and tom.structured_content["path"] == "People/Tom.md"
             pids.extend(_server_pids(tmp_path))
@@ -384,3 +384,40 @@ def test_a_write_racing_an_edit_in_obsidian_loses_nothing(tmp_path: Path, monkey
 
     writing(tmp_path, session)
     assert target.read_text(encoding="utf-8") == "---\ntype: fact\n---\nThe user's edit: 21,000 euros.\n"
+
+
+def test_calls_catch_up_only_after_the_vault_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault = write_agent_vault(tmp_path / "vault")
+    ws = workspace(vault, data_dir=tmp_path / "data")
+    walks: list[float] = []
+    real = type(ws).catch_up
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        walks.append(time.monotonic())
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(ws), "catch_up", counting)
+    companion = CompanionServer(lambda: ws)
+    companion.start_catch_up()
+
+    async def main() -> None:
+        deadline = time.monotonic() + 10
+        while not companion._watching and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+        assert companion._watching
+        async with Client(companion.server) as client:
+            for _ in range(5):
+                await client.call_tool("vault_search", {"query": "chalet", "k": 2})
+            settled = len(walks)
+            for _ in range(5):
+                await client.call_tool("vault_search", {"query": "boiler", "k": 2})
+            assert len(walks) == settled  # nothing changed: no walk of the vault
+            write(vault, "People/Tom.md", "---\naliases: [Tommy]\n---\nTom is Alice's partner.\n")
+            await anyio.sleep(1.0)
+            tom = await client.call_tool("vault_read", {"note": "Tommy"})
+            assert not tom.is_error and len(walks) == settled + 1
+
+    try:
+        anyio.run(main)
+    finally:
+        companion.close()
