@@ -190,6 +190,32 @@ def test_the_app_watches_the_vault_and_shows_a_new_note_without_a_restart(ws: Wo
     run(app, steps)
 
 
+def test_an_agents_write_shows_in_the_app_as_it_lands(ws: Workspace) -> None:
+    from companion.agent.writes import AgentWriter, WriteSource
+    from tests.helpers.workspaces import workspace
+
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await pilot.press("slash", *"kowalski heating boiler service", "enter")
+        await settle(pilot)
+        batches = app.indexed_batches
+        # An agent, through its own MCP server process and data folder, remembers a fact in the same vault.
+        agent = workspace(ws.root, data_dir=ws.root.parent / "agent-data")
+        try:
+            done = AgentWriter(agent, WriteSource("test-agent 1.0"), allowed=True, environ={}).remember(
+                "fact", "Kowalski Heating services the boiler on 14 November."
+            )
+        finally:
+            agent.close()
+        await until(pilot, lambda: app.indexed_batches > batches, "the watcher's batch")
+        await settle(pilot)
+        assert app.context is not None and app.context.results[0].path == done.path
+        assert app.query_one(WarmPane).get_row_at(0)[8] == done.path
+
+    run(app, steps)
+
+
 def test_beside_a_running_indexer_the_app_attaches_then_takes_over(ws: Workspace) -> None:
     from indexer.lock import WriterLock
 
