@@ -138,6 +138,9 @@ def test_the_real_server_over_stdio_serves_sees_edits_and_exits_with_its_client(
             assert found.structured_content["results"][0]["path"] == "Conversations/2026-10-01 Boiler pressure.md"
             # A refused call is logged to stderr, never onto the protocol's stdout, and the session goes on.
             assert error_of(await client.call_tool("vault_read", {"note": "../x"}))["field"] == "note"
+            # Started without --allow-writes: a write is refused, saying how to allow it.
+            refused = error_of(await client.call_tool("remember", {"type": "fact", "text": "Tom likes trains."}))
+            assert refused["field"] == "mode" and "--allow-writes" in refused["error"]
             # An edit made outside the server (Obsidian, an editor) is seen by a call a little later.
             write(vault, "People/Tom.md", "---\naliases: [Tommy]\n---\nTom is Alice's partner.\n")
             await anyio.sleep(1.0)
@@ -277,8 +280,16 @@ def test_the_real_server_started_for_writes_remembers(tmp_path: Path) -> None:
             assert (vault / path).is_file()
             found = await client.call_tool("vault_search", {"query": "Tom first ski lesson", "k": 2})
             assert found.structured_content["results"][0]["path"] == path
+            written.append(path)
 
+    written: list[str] = []
     anyio.run(main)
+    # The user takes it back.
+    from tests.helpers.cli import run_companion
+
+    undo = run_companion("undo", "--vault", str(vault), "--data-dir", str(tmp_path / "data"))
+    assert undo.returncode == 0, undo.stderr
+    assert not (vault / written[0]).exists()
 
 
 def test_notes_are_resources_by_path(tmp_path: Path) -> None:
