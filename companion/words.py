@@ -1,4 +1,4 @@
-"""Word lists shared by lexical search and question analysis."""
+"""Word lists shared by lexical search and question analysis, and counting words for what commands print."""
 
 from __future__ import annotations
 
@@ -151,3 +151,10 @@ QUESTION_FILLER = frozenset(
         "let",
     ]
 )
+
+
+def counted(number: int, word: str, plural: str | None = None) -> str:
+    """`1 access`, `2 accesses`: a number with its noun in the right form (`plural` when adding `s` is wrong)."""
+    if number == 1:
+        return f"{number} {word}"
+    return f"{number} {plural or word + 's'}"

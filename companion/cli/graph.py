@@ -9,6 +9,7 @@ from companion.cli.args import add_vault_arguments, open_workspace
 from companion.cli.output import print_json
 from companion.errors import VaultError
 from companion.vault.reader import ObsidianVault
+from companion.words import counted
 
 
 def register(sub: Any) -> None:
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     for p in back:
         print(f"  <- {p}")
     far = sorted(p for p, d in near.items() if d > 1)
-    print(f"within {args.hops} hops, not directly linked ({len(far)})")
+    print(f"within {counted(args.hops, 'hop')}, not directly linked ({len(far)})")
     for p in far:
         print(f"  .. {p}")
     return 0

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from companion.cli.args import add_vault_arguments, open_workspace
+from companion.errors import VaultError
 from companion.recall.scope import parse_as_of
 
 
@@ -24,6 +25,14 @@ def run(args: argparse.Namespace) -> int:
 
     as_of = parse_as_of(args.as_of)
     ws = open_workspace(args)
+    if not ws.root.is_dir():
+        # Only the fallback can be missing (a --vault or AGENT_VAULT_PATH that does not exist is refused earlier):
+        # refuse as `companion index` does, instead of an app waiting forever on a vault that is not there.
+        ws.close()
+        raise VaultError(
+            f"no vault at {ws.root} ({ws.location.detail}); point --vault or AGENT_VAULT_PATH at your vault, "
+            "or try the app on a demo vault with `companion demo`"
+        )
     try:
         code = CompanionApp(ws, as_of=as_of, read_only=args.read_only).run()
     finally:

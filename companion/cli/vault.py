@@ -17,6 +17,7 @@ from companion.cli.args import add_vault_arguments, open_workspace, sync_first
 from companion.cli.output import print_json
 from companion.errors import AgentInputError
 from companion.recall.scope import parse_where
+from companion.words import counted
 
 
 def register(sub: Any) -> None:
@@ -229,5 +230,5 @@ def _print_list(data: dict[str, Any]) -> None:
 
 def _print_graph(data: dict[str, Any]) -> None:
     for node in data["nodes"]:
-        print(f"{'  ' * node['hops']}{node['path']}" + (f"  ({node['hops']} hops)" if node["hops"] else ""))
+        print(f"{'  ' * node['hops']}{node['path']}" + (f"  ({counted(node['hops'], 'hop')})" if node["hops"] else ""))
     print(f"{len(data['edges'])} links among them")

@@ -10,6 +10,7 @@ from companion.recall.dates import DateRange
 from companion.recall.decay import AccessStats, Decay
 from companion.recall.temporal import TemporalItem
 from companion.vault.sessions import SessionSummary
+from companion.words import counted
 
 Tier = Literal["hot", "warm", "temporal"]
 
@@ -70,7 +71,7 @@ class Explanation:
         else:
             out.append(
                 f"decay {d.value:.3f}: 0.5^({d.days_since_access:.1f} d / half-life) = {d.curve:.3f}"
-                f" + resistance {d.resistance:.3f} ({self.access.access_count} accesses), clamped"
+                f" + resistance {d.resistance:.3f} ({counted(self.access.access_count, 'access', 'accesses')}), clamped"
             )
         out.append(f"final {self.final:.4f}")
         return out

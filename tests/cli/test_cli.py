@@ -141,3 +141,23 @@ def test_a_reader_that_stops_early_is_not_an_error(vault: Path, tmp_path: Path) 
     command = f"{sys.executable} -m companion process --dry-run --vault {vault} --data-dir {tmp_path / 'd'} | head -1"
     out = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.startswith("a: ") and "Traceback" not in out.stderr, out.stderr
+
+
+def test_the_app_refuses_a_missing_fallback_vault_and_offers_the_demo(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "AGENT_OBSIDIAN_DISCOVER": "0", "AGENT_VAULT_PATH": ""}
+    done = run_companion("--data-dir", str(tmp_path / "data"), env=env, timeout=60)
+    assert done.returncode == 2
+    assert ".agent_vault" in done.stderr and "companion demo" in done.stderr
+    assert not (home / ".agent_vault").exists()
+
+
+def test_graph_says_hop_in_the_singular(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write(vault, "A.md", "Links to [[B]].\n")
+    write(vault, "B.md", "Links to [[C]].\n")
+    write(vault, "C.md", "The end.\n")
+    done = run_companion("graph", "A", "--hops", "1", "--vault", str(vault), "--data-dir", str(tmp_path / "data"))
+    assert done.returncode == 0, done.stderr
+    assert "within 1 hop, not directly linked" in done.stdout

@@ -113,3 +113,19 @@ def test_a_bad_knob_in_the_config_names_file_line_and_rule(tmp_path: Path) -> No
         load_config(tmp_path)
     message = str(caught.value)
     assert "companion.yaml" in message and "line 3" in message and "hot_limit must be at least 1" in message
+
+
+def test_an_explanation_counts_one_access_in_the_singular() -> None:
+    from datetime import UTC, datetime
+
+    from companion.recall.decay import AccessStats, Decay
+    from companion.recall.results import Explanation
+
+    def lines(count: int) -> str:
+        access = AccessStats(datetime(2026, 11, 1, tzinfo=UTC), count)
+        decay = Decay(value=0.9, days_since_access=2.0, curve=0.95, resistance=0.008 * count, lift=0.0)
+        explanation = Explanation(0.5, 3.0, 1.0, 1.0, 0.5, 1.0, 0.0, "", 0.0, decay, access, 0.9)
+        return "\n".join(explanation.lines())
+
+    assert "(1 access)" in lines(1) and "accesses" not in lines(1)
+    assert "(2 accesses)" in lines(2)
