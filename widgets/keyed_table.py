@@ -22,9 +22,23 @@ class KeyedTable(DataTable[str | Text]):
     not jump), so the note view is not re-rendered for nothing.
     """
 
+    class RowOpened(Message):
+        """The user pressed Enter on a row: the note is opened on purpose (not merely passed over)."""
+
+        def __init__(self, path: str) -> None:
+            self.path = path
+            """Vault-relative path of the note."""
+            super().__init__()
+
     def selected(self, path: str) -> Message:
         """The message that reports `path` upwards; subclasses name their own."""
         raise NotImplementedError
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a row opens its note on purpose."""
+        event.stop()
+        if event.row_key.value is not None:
+            self.post_message(self.RowOpened(event.row_key.value))
 
     def current_key(self) -> str | None:
         """The key of the highlighted row, or None when the table is empty."""

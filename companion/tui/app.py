@@ -23,6 +23,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Header, Input
 
 from companion.config import CompanionConfig, save_config
@@ -40,11 +41,15 @@ from companion.workspace import Workspace
 from indexer.graphs import manifest_graph
 from widgets.explain import ExplainDialog
 from widgets.hot_pane import HotPane
+from widgets.keyed_table import KeyedTable
 from widgets.link_graph import LinkGraph, Neighbourhood
 from widgets.note_view import NoteView
 from widgets.policy_knobs import PolicyKnobs
 from widgets.status_line import StatusLine
 from widgets.warm_pane import WarmPane
+
+DWELL_S = 2.0
+"""Staying this long on a highlighted note counts as opening it (an access); passing over it does not."""
 
 
 class CompanionApp(App[int]):
@@ -97,6 +102,8 @@ class CompanionApp(App[int]):
         """The indexer worker's state (caught up? how many batches?) and its stop."""
         self._index_lock = self.indexing.lock
         self._shown_path: str | None = None  # the note shown: what curations act on
+        self._dwell: Timer | None = None  # counts an access once the user stays on the shown note
+        self._counted: str | None = None  # the shown note's access is counted already
         self._shown_note: Note | None = None
         self.curation = CurationFlow(
             self, workspace, lambda: (self._shown_path, self._shown_note), self._index_lock, read_only=read_only
@@ -291,10 +298,14 @@ class CompanionApp(App[int]):
             two_hops=tuple(sorted(p for p, hops in graph.neighbours(path, 2).items() if hops == 2)),
         )
         self.post_message(GraphRead(hood))
-        if not refresh and not self.read_only and self.as_of is None:
-            # Opening a note is an access (seed 004); a replay of the past or a read-only session records none.
-            with self._index_lock:
-                self._recall_engine().record([path])
+
+    @work(thread=True, group="access", exit_on_error=False)
+    def record_access(self, path: str) -> None:
+        """Count one access of a note the user opened on purpose (Enter, or dwelling on it; seed 004)."""
+        if self.read_only or self.as_of is not None:
+            return  # a replay of the past or a read-only session records none
+        with self._index_lock:
+            self._recall_engine().record([path])
 
     def on_note_read(self, message: NoteRead) -> None:
         """Show a note just read, unless the user has moved on (reads of older highlights can finish late)."""
@@ -371,15 +382,36 @@ class CompanionApp(App[int]):
         self._select(event.path)
 
     def on_link_graph_note_chosen(self, event: LinkGraph.NoteChosen) -> None:
-        """Follow a link: show the chosen note and its own neighbourhood."""
+        """Follow a link: show the chosen note and its own neighbourhood (a deliberate open: an access)."""
         self._select(event.path)
+        self._opened(event.path)
+
+    def on_keyed_table_row_opened(self, event: KeyedTable.RowOpened) -> None:
+        """Enter on a row: the note is opened on purpose, which counts as an access at once."""
+        self._select(event.path)
+        self._opened(event.path)
 
     def _select(self, path: str) -> None:
         # Refilled panes highlight their first row again; re-rendering the same note on every knob press would
         # cost more than the whole re-partition.
         if path != self._shown_path:
             self._shown_path, self._shown_note = path, None
+            self._counted = None
             self.open_note(path)
+            # Passing over a row is not reading it (seed 004 counts retrievals the user makes use of): scrolling
+            # through the warm pane must not change the scores under the user's eyes. Staying on a note is.
+            if self._dwell is not None:
+                self._dwell.stop()
+            self._dwell = self.set_timer(DWELL_S, lambda: self._opened(path))
+
+    def _opened(self, path: str) -> None:
+        """Count the access once per showing of a note (Enter after dwelling adds nothing)."""
+        if self._dwell is not None:
+            self._dwell.stop()
+            self._dwell = None
+        if path == self._shown_path and path != self._counted:
+            self._counted = path
+            self.record_access(path)
 
     # -- actions --------------------------------------------------------------------------------
 

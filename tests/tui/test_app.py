@@ -415,7 +415,12 @@ def test_error_notification_snapshot(ws: Workspace, snap_compare: Any) -> None:
     assert snap_compare(CompanionApp(ws, as_of=NOW), terminal_size=(140, 42), run_before=before)
 
 
-def test_an_index_change_refreshes_the_open_note_without_counting_an_access(ws: Workspace) -> None:
+def test_an_index_change_refreshes_the_open_note_without_counting_an_access(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import companion.tui.app as module
+
+    monkeypatch.setattr(module, "DWELL_S", 3600.0)  # only the refresh could count here
     app = CompanionApp(ws)  # the present: opening a note counts as an access
 
     async def steps(pilot: Pilot[Any]) -> None:
@@ -446,5 +451,42 @@ def test_undoing_a_curation_from_another_session_asks_first(ws: Workspace) -> No
         assert "cli" in "\n".join(app.screen.details)
         await curate(pilot, "y")
         assert file_tree(ws.root) == before
+
+    run(app, steps)
+
+
+def test_passing_over_rows_counts_no_access_but_enter_and_staying_do(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import companion.tui.app as module
+
+    monkeypatch.setattr(module, "DWELL_S", 1.0)
+    app = CompanionApp(ws)  # the present: accesses are recorded
+
+    def counts(paths: list[str]) -> list[int]:
+        stats = ws.access_log().stats(paths)
+        return [stats[p].access_count for p in paths]
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await pilot.press("slash", *"chalet kitchen boiler", "enter")
+        await settle(pilot)
+        warm = app.query_one(WarmPane)
+        paths = [str(warm.get_row_at(i)[8]) for i in range(min(warm.row_count, 5))]
+        assert len(paths) >= 4
+        warm.focus()
+        before = counts(paths)
+        for _ in range(3):
+            await pilot.press("down")  # scrolling through: each row is shown, none is read
+        await settle(pilot)
+        assert app.query_one("#note").border_title == paths[3]
+        assert counts(paths) == before
+        await pilot.pause(1.3)  # staying on a note is reading it
+        assert counts(paths)[3] == before[3] + 1
+        assert counts(paths)[:3] == before[:3]
+        await pilot.press("up", "enter")  # Enter opens on purpose: counted at once, once
+        await settle(pilot)
+        assert counts(paths)[2] == before[2] + 1
+        await pilot.pause(1.3)
+        assert counts(paths)[2] == before[2] + 1
 
     run(app, steps)
