@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 
@@ -19,8 +22,24 @@ class KeyedTable(DataTable[str | Text]):
     """Rows keyed by vault path. While focused, the highlighted row is reported with `selected(path)`.
 
     A refill keeps the cursor on the same key when asked to (a knob press re-partitions, and the user's place should
-    not jump), so the note view is not re-rendered for nothing.
+    not jump), so the note view is not re-rendered for nothing. Home and End go to the first and the last row (the
+    DataTable's own scroll the view sideways, which a list of notes never needs).
     """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("home", "first_row", "first row", show=False),
+        Binding("end", "last_row", "last row", show=False),
+    ]
+
+    def action_first_row(self) -> None:
+        """Put the cursor on the first row."""
+        if self.row_count:
+            self.move_cursor(row=0)
+
+    def action_last_row(self) -> None:
+        """Put the cursor on the last row."""
+        if self.row_count:
+            self.move_cursor(row=self.row_count - 1)
 
     class RowOpened(Message):
         """The user pressed Enter on a row: the note is opened on purpose (not merely passed over)."""

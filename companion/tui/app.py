@@ -74,6 +74,8 @@ class CompanionApp(App[int]):
         Binding("o", "open_in_obsidian", "Obsidian"),
         Binding("u", "undo", "undo"),
         Binding("ctrl+s", "save_policy", "save policy"),
+        # The key help (from the command palette) closes like every other panel of the app.
+        Binding("escape", "hide_help_panel", "close help", show=False),
     ]
 
     # (title, help, action) for Textual's command palette (ctrl+p); every curation is reachable there too.

@@ -490,3 +490,30 @@ def test_passing_over_rows_counts_no_access_but_enter_and_staying_do(
         assert counts(paths)[2] == before[2] + 1
 
     run(app, steps)
+
+
+def test_end_and_home_go_to_the_last_and_first_row_and_escape_closes_the_key_help(ws: Workspace) -> None:
+    from textual.widgets import HelpPanel
+
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await pilot.press("slash", *"chalet kitchen boiler", "enter")
+        await settle(pilot)
+        warm = app.query_one(WarmPane)
+        warm.focus()
+        assert warm.row_count > 2
+        await pilot.press("end")
+        await settle(pilot)
+        assert warm.cursor_row == warm.row_count - 1
+        assert app.query_one("#note").border_title == warm.get_row_at(warm.row_count - 1)[8]
+        await pilot.press("home")
+        assert warm.cursor_row == 0
+        app.action_show_help_panel()
+        await pilot.pause(0.1)
+        assert app.screen.query(HelpPanel)
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert not app.screen.query(HelpPanel)
+
+    run(app, steps)
