@@ -161,3 +161,30 @@ def test_graph_says_hop_in_the_singular(tmp_path: Path) -> None:
     done = run_companion("graph", "A", "--hops", "1", "--vault", str(vault), "--data-dir", str(tmp_path / "data"))
     assert done.returncode == 0, done.stderr
     assert "within 1 hop, not directly linked" in done.stdout
+
+
+def test_graph_reads_the_index_not_every_note_and_lists_a_target_once_with_its_headings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from companion.cli import main
+    from companion.vault.reader import ObsidianVault
+
+    vault = tmp_path / "vault"
+    write(vault, ".companion/companion.yaml", "embedding:\n  provider: hash\n")
+    write(vault, "Guide.md", "See [[Setup#Install]], [[Setup#Configure]], [[Setup#Install]] and [[Setup#^step2]].\n")
+    write(vault, "Setup.md", "# Install\n\n# Configure\n\nStep two ^step2\n")
+    where = ["--vault", str(vault), "--data-dir", str(tmp_path / "data")]
+    assert main(["index", *where]) == 0
+
+    def walks_every_note(self: ObsidianVault, refresh: bool = False) -> None:
+        raise AssertionError("the graph command read every note instead of the index")
+
+    monkeypatch.setattr(ObsidianVault, "graph", walks_every_note)
+    capsys.readouterr()
+    assert main(["graph", "Guide", *where]) == 0
+    out = capsys.readouterr().out
+    assert "links to (1)" in out
+    assert "-> Setup.md  at #Install, #Configure, #^step2" in out
+    assert main(["graph", "Guide", "--json", *where]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(o["path"], o["at"]) for o in data["outlinks"]] == [("Setup.md", ["#Install", "#Configure", "#^step2"])]
