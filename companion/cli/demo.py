@@ -26,16 +26,23 @@ def register(sub: Any) -> None:
     p.add_argument("dir", nargs="?", help="where to write it (default: <data root>/demo-vault)")
     p.add_argument("--data-dir", help="root of the companion's data")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--reset",
+        action="store_true",
+        help="write the demo vault afresh (by default an existing one is kept, with your curations in it)",
+    )
     p.add_argument("--no-tui", action="store_true", help="do not open the app afterwards (it opens only in a terminal)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Write (or refresh) the demo vault, index it incrementally, print sample recalls."""
-    from companion.demo.build import write_demo_vault
+    from companion.demo.build import write_demo_vault, written_demo
 
     dest = Path(args.dir) if args.dir else data_root(args.data_dir) / "demo-vault"
-    summary = write_demo_vault(dest, now=datetime.now().astimezone())
+    kept = None if args.reset else written_demo(dest)
+    # An existing demo vault may hold the user's curations (pins, tags, merges): never reset it unasked.
+    summary = kept or write_demo_vault(dest, now=datetime.now().astimezone())
     ws = Workspace.open(dest, data_dir=args.data_dir)
     try:
         with WriterLock(ws.data_dir):
@@ -53,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
             {
                 "vault": str(dest),
                 "summary": summary.__dict__,
+                "kept": kept is not None,
                 "index": report.as_dict(),
                 "samples": {
                     q: [{"path": h.path, "score": round(h.score, 4), "tier": h.tier} for h in hits]
@@ -61,7 +69,9 @@ def run(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    print(f"demo vault  {dest}")
+    print(
+        f"demo vault  {dest}" + ("  (kept as you left it; `companion demo --reset` writes it afresh)" if kept else "")
+    )
     print(
         f"            {summary.sessions} sessions, {summary.conversations} conversation notes, "
         f"{summary.memory_notes} memory notes, {summary.other_notes} other notes"

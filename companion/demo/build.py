@@ -139,6 +139,24 @@ def is_demo_vault(path: Path) -> bool:
     return _read_marker(Path(path)) is not None
 
 
+def written_demo(path: Path) -> DemoSummary | None:
+    """What an earlier `write_demo_vault` wrote into `path` (from its marker), or None when it holds no demo."""
+    marker = _read_marker(Path(path))
+    counts = marker.get("counts") if marker is not None else None
+    if not isinstance(counts, dict):
+        return None
+    try:
+        return DemoSummary(
+            root=Path(path),
+            sessions=int(counts["sessions"]),
+            conversations=int(counts["conversations"]),
+            memory_notes=int(counts["memory_notes"]),
+            other_notes=int(counts["other_notes"]),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 # -- placing sessions in time ------------------------------------------------------------------
 
 

@@ -205,3 +205,24 @@ def test_every_note_parses_with_the_companion_parser(vault: tuple[Path, DemoSumm
         "memory": summary.memory_notes,
         "note": summary.other_notes,
     }
+
+
+def test_companion_demo_keeps_a_curated_demo_vault_unless_asked_to_reset(tmp_path: Path) -> None:
+    import json as jsonlib
+
+    from tests.helpers.cli import run_companion
+
+    root = tmp_path / "demo"
+    where = [str(root), "--no-tui", "--json", "--data-dir", str(tmp_path / "data")]
+    first = run_companion("demo", *where)
+    assert first.returncode == 0, first.stderr
+    note = next((root / "Memory").glob("*.md"))
+    curated = note.read_text(encoding="utf-8").replace("---\n", "---\npinned: true\n", 1)
+    note.write_text(curated, encoding="utf-8")
+    again = run_companion("demo", *where)
+    assert again.returncode == 0, again.stderr
+    assert jsonlib.loads(again.stdout)["kept"] is True
+    assert note.read_text(encoding="utf-8") == curated  # the user's pin survived
+    reset = run_companion("demo", *where, "--reset")
+    assert reset.returncode == 0 and jsonlib.loads(reset.stdout)["kept"] is False
+    assert "pinned: true" not in note.read_text(encoding="utf-8")
