@@ -61,6 +61,16 @@ class NotConfirmedError(CurationError):
     exit_code = 2
 
 
+class NotFoundError(CurationError):
+    """The note (or audit entry) a curation names does not exist: a bad argument."""
+
+    exit_code = 2
+
+
+class NothingToUndoError(CurationError):
+    """`undo` found no curation left to undo: nothing was done (exit code 1, as for any refused curation)."""
+
+
 class HistoryError(CompanionError):
     """A session history log cannot be read, or changed in a way a run cannot follow (truncated, replaced)."""
 

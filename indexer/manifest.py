@@ -392,6 +392,17 @@ class Manifest:
             raise StoreError(f"Lexical search failed for {match!r}: {exc}") from exc
         return [(str(p), float(s)) for p, s in rows]
 
+    def fields_held(self, keys: Sequence[str]) -> set[str]:
+        """Which of these frontmatter keys at least one indexed note has (to tell a misspelt filter from an
+        empty result)."""
+        return {
+            key
+            for key in keys
+            if self._db.execute(
+                "SELECT 1 FROM notes WHERE json_type(notes.fields, ?) IS NOT NULL LIMIT 1", (_json_path(key),)
+            ).fetchone()
+        }
+
     def holding(self, terms: Sequence[str], paths: Sequence[str]) -> dict[str, set[str]]:
         """For each of `paths`, which of `terms` it holds (as the index stems them); notes holding none are left
         out."""

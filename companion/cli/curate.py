@@ -18,7 +18,7 @@ from typing import Any
 from companion.cli.args import add_vault_arguments, open_workspace
 from companion.cli.output import print_json
 from companion.curation.curator import Curator, Plan, PlannedWrite
-from companion.errors import ConfigError, CurationError, NotConfirmedError
+from companion.errors import ConfigError, CurationError, NotConfirmedError, NotFoundError
 from companion.locations import data_root
 from companion.vault.audit import AuditEntry, AuditLog
 from companion.vault.parse import title_of
@@ -153,7 +153,7 @@ def note_path(ws: Workspace, raw: str) -> str:
     parts = text.split("/")
     # Odd paths (`..`, hidden folders) are left to the Curator, which says exactly why it refuses them.
     if ".." not in parts and not any(part.startswith(".") for part in parts) and not os.path.lexists(ws.root / text):
-        raise CurationError(
+        raise NotFoundError(
             f"{text}: no such note in the vault {ws.root}, so nothing was written; {_suggest(ws, text)}"
         )
     return text
@@ -293,7 +293,7 @@ def run_undo(args: argparse.Namespace) -> int:
     ws = open_workspace(args)
     curator = _curator(ws)
     if args.id is not None and curator.audit.find(args.id) is None:
-        raise CurationError(
+        raise NotFoundError(
             f"{curator.audit.log_path}: no entry '{args.id}' for the vault {ws.root}; "
             "`companion audit` lists the ids (add --vault if it is another vault)"
         )

@@ -30,6 +30,7 @@ from companion.recall.engine import Recall
 from companion.recall.results import RecalledContext
 from companion.recall.scope import Scope, parse_as_of, where_from_mapping
 from companion.recall.temporal import temporal_json
+from companion.workspace import Workspace
 
 
 def register(sub: Any) -> None:
@@ -52,6 +53,11 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--k must be at least 1")
     if (args.query is None) == (args.batch is None):
         raise ConfigError("give either a QUERY or --batch FILE.jsonl")
+    if args.query is not None and not args.query.strip():
+        raise ConfigError(
+            "the QUERY is empty, so it matches nothing: give words to look for "
+            "(`companion recent` lists the latest sessions)"
+        )
     scope = scope_from_args(args)
     as_of = parse_as_of(args.as_of)
     lines = _read_batch_file(args.batch, scope) if args.batch is not None else None
@@ -64,13 +70,29 @@ def run(args: argparse.Namespace) -> int:
         context = engine.recall(args.query, k=args.k, as_of=as_of, scope=scope)
         if args.record if args.record is not None else as_of is None:
             engine.record([item.path for item in context.results])
+        why = "" if context.results else _why_nothing(ws, scope)
     finally:
         ws.close()
     if args.json:
         print_json(context_json(context))
     else:
-        _print(context, args.explain)
+        _print(context, args.explain, why)
     return 0
+
+
+_BUILT_IN_FIELDS = frozenset({"kind", "type", "path", "title"})
+
+
+def _why_nothing(ws: Workspace, scope: Scope) -> str:
+    """Why a recall found nothing: an empty index, a filter on a field no note has, or simply no match."""
+    if ws.manifest.note_count() == 0:
+        return "no notes found: the index is empty (run `companion index`, or leave out --no-sync)"
+    keys = [key for key, _value in scope.where if key.casefold() not in _BUILT_IN_FIELDS]
+    unknown = sorted(set(keys) - ws.manifest.fields_held(keys))
+    if unknown:
+        names = ", ".join(repr(k) for k in unknown)
+        return f"no notes found: no indexed note has the field {names} (check its spelling, as in the notes)"
+    return "no notes found" + (f" within {scope.describe()}" if not scope.empty else "")
 
 
 def context_json(context: RecalledContext) -> dict[str, Any]:
@@ -88,14 +110,14 @@ def context_json(context: RecalledContext) -> dict[str, Any]:
     }
 
 
-def _print(context: RecalledContext, explain: bool) -> None:
+def _print(context: RecalledContext, explain: bool, why: str = "") -> None:
     if context.date_range is not None:
         r = context.date_range
         print(f"dates   '{r.phrase}' = {r.start} .. {r.end}")
     if context.recap:
         print("recap   recent sessions first, by time")
     if not context.results:
-        print("no notes found (is the vault indexed? run `companion index`)")
+        print(why or "no notes found")
     for rank, item in enumerate(context.results, 1):
         where = f"#{item.anchor}" if item.anchor else ""
         date = f"  ({item.date[:10]})" if item.date else ""

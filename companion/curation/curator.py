@@ -23,7 +23,7 @@ from urllib.parse import quote
 from companion.atomic import make_folders, remove_durably, write_atomic
 from companion.curation.merge import merge_edits
 from companion.curation.plans import Plan, PlannedWrite, decode_note
-from companion.errors import CurationError
+from companion.errors import CurationError, NotFoundError, NothingToUndoError
 from companion.folderlock import folder_lock
 from companion.vault.audit import AuditEntry, AuditLog, FileChange, sha256_hex
 from companion.vault.frontmatter_edit import properties, remove_field, set_field
@@ -276,11 +276,13 @@ class Curator:
         if entry_id is None:
             entry = self.audit.last_undoable()
             if entry is None:
-                raise CurationError(f"{self.audit.log_path}: nothing to undo; no curation of this vault is left undone")
+                raise NothingToUndoError(
+                    f"{self.audit.log_path}: nothing to undo; no curation of this vault is left undone"
+                )
         else:
             found = self.audit.find(entry_id)
             if found is None:
-                raise CurationError(f"{self.audit.log_path}: no entry '{entry_id}'; list the audit log to find its id")
+                raise NotFoundError(f"{self.audit.log_path}: no entry '{entry_id}'; list the audit log to find its id")
             entry = found
         if entry.action == "undo" or entry.undoes is not None:
             raise CurationError(f"'{entry.summary}' ({entry.id}) is itself an undo and cannot be undone")

@@ -185,17 +185,17 @@ def test_undo_of_an_entry_already_undone_is_refused(vault: Path, capsys: pytest.
     code, _, err = _run(capsys, vault, "undo")
     assert code == 1 and "nothing to undo" in err
     code, _, err = _run(capsys, vault, "undo", "20260101T000000000000Z-00000000")
-    assert code == 1 and "no entry '20260101T000000000000Z-00000000'" in err and "companion audit" in err
+    assert code == 2 and "no entry '20260101T000000000000Z-00000000'" in err and "companion audit" in err
 
 
 def test_a_missing_note_is_named(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _run(capsys, vault, "curate", "pin", "Notes/nope")
-    assert code == 1 and out == ""
+    assert code == 2 and out == ""  # a note that does not exist is a bad argument (README's exit codes)
     assert "Notes/nope.md: no such note" in err and "Traceback" not in err
     code, _, err = _run(capsys, vault, "curate", "delete", "ski", "--yes")  # right name, wrong folder
-    assert code == 1 and "did you mean 'Notes/ski.md'" in err
+    assert code == 2 and "did you mean 'Notes/ski.md'" in err
     code, _, err = _run(capsys, vault, "curate", "merge", "Notes/garden", "--into", "Notes/Kept")
-    assert code == 1 and "Notes/Kept.md" in err
+    assert code == 2 and "Notes/Kept.md" in err
     assert not _audit_folder(vault).exists()
 
 

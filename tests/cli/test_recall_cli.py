@@ -285,3 +285,17 @@ def test_a_batch_line_with_a_bad_as_of_names_its_line(vault: Path, data_dir: str
     out = _run(vault, data_dir, "recall", "--batch", "-", stdin=text)
     row = json.loads(out.stdout)
     assert out.returncode == 1 and "stdin, line 1" in row["error"] and "1900" in row["error"]
+
+
+def test_an_empty_query_or_a_misspelt_filter_says_so(vault: Path, data_dir: str, tmp_path: Path) -> None:
+    empty = _run(vault, data_dir, "recall", "   ")
+    assert empty.returncode == 2 and "the QUERY is empty" in empty.stderr
+    misspelt = _run(vault, data_dir, "recall", "chalet", "--where", "user_idd=alice")
+    assert misspelt.returncode == 0
+    assert "no indexed note has the field 'user_idd'" in misspelt.stdout and "indexed?" not in misspelt.stdout
+    no_match = _run(vault, data_dir, "recall", "chalet", "--where", "user_id=nobody")
+    assert "no notes found within user_id=nobody" in no_match.stdout
+    unindexed = tmp_path / "other"
+    write(unindexed, "Note.md", "Some words about a chalet.\n")
+    bare = _run(unindexed, str(tmp_path / "other-data"), "recall", "chalet", "--no-sync")
+    assert "the index is empty" in bare.stdout
