@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
 from collections.abc import Sequence
 
 from companion import __version__
-from companion.errors import CompanionError
+from companion.errors import AgentInputError, CompanionError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,6 +84,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.run(args)
     except CompanionError as exc:
         print(f"companion: {exc}", file=sys.stderr)
+        if getattr(args, "json", False):
+            # A script that asked for JSON reads JSON, also when the command fails.
+            error: dict[str, object] = {"error": str(exc), "exit_code": exc.exit_code}
+            if isinstance(exc, AgentInputError):
+                error.update(error=exc.reason, field=exc.field)
+            print(json.dumps(error, ensure_ascii=False), flush=True)
         return exc.exit_code
     except KeyboardInterrupt:
         print("companion: interrupted", file=sys.stderr)

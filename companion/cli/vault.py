@@ -15,7 +15,6 @@ from companion.agent.api import MEMORY_MODES, AgentApi
 from companion.agent.writes import MEMORY_TYPES, AgentWriter, WriteSource
 from companion.cli.args import add_vault_arguments, open_workspace, sync_first
 from companion.cli.output import print_json
-from companion.errors import AgentInputError
 from companion.recall.scope import parse_where
 from companion.words import counted
 
@@ -111,13 +110,7 @@ def _run(
         try:
             sync_first(ws, args)
             api = AgentApi(ws, record=not getattr(args, "no_record", False))
-            try:
-                data = work(api, args)
-            except AgentInputError as exc:
-                if not args.json:
-                    raise
-                print_json({"error": exc.reason, "field": exc.field})
-                return exc.exit_code
+            data = work(api, args)
         finally:
             ws.close()
         if args.json:

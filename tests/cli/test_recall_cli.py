@@ -299,3 +299,14 @@ def test_an_empty_query_or_a_misspelt_filter_says_so(vault: Path, data_dir: str,
     write(unindexed, "Note.md", "Some words about a chalet.\n")
     bare = _run(unindexed, str(tmp_path / "other-data"), "recall", "chalet", "--no-sync")
     assert "the index is empty" in bare.stdout
+
+
+def test_json_commands_print_their_errors_as_json(vault: Path, data_dir: str) -> None:
+    bad = _run(vault, data_dir, "recall", "chalet", "--as-of", "soon", "--json")
+    assert bad.returncode == 2
+    assert json.loads(bad.stdout) == {
+        "error": "--as-of 'soon': expected an ISO-8601 moment such as 2026-11-20T10:00:00",
+        "exit_code": 2,
+    }
+    missing = _run(vault, data_dir, "vault", "read", "Nobody", "--json")
+    assert missing.returncode == 2 and json.loads(missing.stdout)["field"] == "note"
