@@ -27,7 +27,15 @@ class AskDialog(ModalScreen[str | None]):
     AskDialog #hint { color: $text-muted; margin-top: 1; }
     """
 
-    def __init__(self, question: str, value: str = "", hint: str = "", suggestions: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        question: str,
+        value: str = "",
+        hint: str = "",
+        suggestions: Iterable[str] = (),
+        *,
+        add: bool = False,
+    ) -> None:
         super().__init__()
         self.question = question
         """The prompt."""
@@ -37,13 +45,16 @@ class AskDialog(ModalScreen[str | None]):
         """A line under the box: the format expected."""
         self.suggestions = list(suggestions)
         """Values offered as completions (right arrow accepts one)."""
+        self.add = add
+        """The value is a list to add to (tags): the box opens with the cursor after it, nothing selected, so
+        typing adds; otherwise it opens selected, so typing replaces it (a type, a note to merge into)."""
 
     def compose(self) -> ComposeResult:
         """Prompt, box, hint."""
         with Vertical():
             yield Static(self.question, markup=False)
             suggester = SuggestFromList(self.suggestions, case_sensitive=False) if self.suggestions else None
-            yield Input(value=self.value, suggester=suggester, id="answer")
+            yield Input(value=self.value, suggester=suggester, id="answer", select_on_focus=not self.add)
             yield Static(self.hint + "  ·  Enter to apply, Escape to cancel", id="hint", markup=False)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

@@ -93,6 +93,7 @@ class CurationFlow:
             return
         note = self._shown()[1]
         current = " ".join(frontmatter_tags(note.frontmatter)) if note is not None else ""
+        current += " " if current else ""  # the cursor after a space: what is typed is a new tag
 
         def answered(text: str | None) -> None:
             if text is not None:
@@ -100,7 +101,12 @@ class CurationFlow:
                 self._plan(lambda c: c.plan_tags(path, tags))
 
         self.app.push_screen(
-            AskDialog(f"Tags of {path}", current, "space- or comma-separated, without #; empty removes them"),
+            AskDialog(
+                f"Tags of {path}",
+                current,
+                "typing adds a tag; delete one to remove it; space- or comma-separated, without #; empty removes all",
+                add=True,
+            ),
             answered,
         )
 

@@ -77,7 +77,9 @@ def set_field(text: str, key: str, value: FieldValue, *, path: str = "the note")
             raise _too_unusual(path, f"the property '{key}' is given {len(matching)} times")
         if matching:
             entry = matching[0]
-            new_rest = rest[: entry.start] + _render(key, value, block.newline) + rest[entry.end :]
+            # A list keeps the style the user wrote it in (flow `[a, b]`, or its own indentation of `- item`).
+            like = rest[entry.start : entry.end]
+            new_rest = rest[: entry.start] + _render(key, value, block.newline, like) + rest[entry.end :]
         else:
             new_rest = rest[: block.end] + _render(key, value, block.newline) + rest[block.end :]
         new_text = bom + new_rest
@@ -292,8 +294,13 @@ def _check_value(key: str, value: object) -> None:
         raise CurationError(f"the property '{key}' can be a string, true/false or a list of strings, not {value!r}")
 
 
-def _render(key: str, value: FieldValue, newline: str) -> str:
-    """The property's lines, each ending with `newline`."""
+_BLOCK_ITEM = re.compile(r"^([ \t]*)-[ \t]", re.MULTILINE)
+_FLOW_LIST = re.compile(r"^[^\n]*:[ \t]*\[")
+
+
+def _render(key: str, value: FieldValue, newline: str, like: str = "") -> str:
+    """The property's lines, each ending with `newline`; a list in the style of `like` (the lines it replaces:
+    a flow list stays a flow list, a block list keeps its indentation), else in Obsidian's block style."""
     name = scalar(key)
     if isinstance(value, bool):
         return f"{name}: {'true' if value else 'false'}{newline}"
@@ -301,7 +308,16 @@ def _render(key: str, value: FieldValue, newline: str) -> str:
         return f"{name}: {scalar(value)}{newline}"
     if not value:
         return f"{name}: []{newline}"
-    return f"{name}:{newline}" + "".join(f"  - {scalar(item)}{newline}" for item in value)
+    if _FLOW_LIST.match(like):
+        return f"{name}: [{', '.join(_flow_item(item) for item in value)}]{newline}"
+    found = _BLOCK_ITEM.search(like)
+    indent = found.group(1) if found is not None else "  "
+    return f"{name}:{newline}" + "".join(f"{indent}- {scalar(item)}{newline}" for item in value)
+
+
+def _flow_item(text: str) -> str:
+    """A list item inside `[...]`, where `,`, brackets and braces would end or nest it."""
+    return _double_quoted(text) if any(ch in text for ch in ",[]{}") else scalar(text)
 
 
 def scalar(text: str) -> str:

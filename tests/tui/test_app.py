@@ -517,3 +517,20 @@ def test_end_and_home_go_to_the_last_and_first_row_and_escape_closes_the_key_hel
         assert not app.screen.query(HelpPanel)
 
     run(app, steps)
+
+
+def test_typing_in_the_tag_box_adds_a_tag_to_those_the_note_has(ws: Workspace) -> None:
+    note = ws.root / CHALET
+    note.write_text(
+        note.read_text(encoding="utf-8").replace("---\ntype: entity\n", "---\ntype: entity\ntags:\n- ski\n", 1),
+        encoding="utf-8",
+    )
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await show(pilot, "chalet host Favre", CHALET)
+        await curate(pilot, "t", *"alps", "enter")
+        # The old tag stays, the new one is added, and the list keeps its column-zero style.
+        assert "tags:\n- ski\n- alps\n" in note.read_text(encoding="utf-8")
+
+    run(app, steps)

@@ -41,10 +41,15 @@ def test_replacing_a_scalar_changes_only_its_line() -> None:
     assert out == NOTE.replace("status: draft", "status: done")
 
 
-def test_replacing_a_list_written_in_column_zero() -> None:
+def test_replacing_a_list_keeps_the_style_it_was_written_in() -> None:
     out = set_field(NOTE, "tags", ["gamma", "delta"])
-    assert out == NOTE.replace("tags:\n- alpha\n- beta\n", "tags:\n  - gamma\n  - delta\n")
+    assert out == NOTE.replace("tags:\n- alpha\n- beta\n", "tags:\n- gamma\n- delta\n")  # column zero stays
     assert read_back(out)["tags"] == ["gamma", "delta"]
+    deep = "---\ntags:\n    - a\n---\nbody\n"
+    assert set_field(deep, "tags", ["a", "b"]) == "---\ntags:\n    - a\n    - b\n---\nbody\n"
+    flow = "---\ntags: [a, b]\nx: 1\n---\nbody\n"
+    assert set_field(flow, "tags", ["a", "b", "c,d"]) == '---\ntags: [a, b, "c,d"]\nx: 1\n---\nbody\n'
+    assert read_back(set_field(flow, "tags", ["a", "c,d"]))["tags"] == ["a", "c,d"]
 
 
 def test_replacing_an_indented_list_and_a_block_scalar() -> None:
