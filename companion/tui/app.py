@@ -26,7 +26,8 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Input
 
-from companion.config import CompanionConfig, save_config
+from companion.config import load_config
+from companion.configedit import changed_keys, save_section
 from companion.errors import CompanionError, NoteError
 from companion.recall.engine import Recall
 from companion.recall.explain import explain_lines
@@ -430,18 +431,24 @@ class CompanionApp(App[int]):
         if self.read_only:
             self.notify("read-only mode: the policy was not saved", severity="warning")
             return
-        self._save_policy(replace(self.workspace.config, retention=self.policy))
+        self._save_policy(self.policy)
 
     @work(thread=True, exclusive=True, group="save", exit_on_error=False)
-    def _save_policy(self, config: CompanionConfig) -> None:
-        # An fsync of the file and its folder: seconds on a slow disk, so never on the event loop.
+    def _save_policy(self, policy: RetentionPolicy) -> None:
+        # Only the knobs whose values differ from the file's are written, on their own lines: the user's comments,
+        # order and unset keys stay. An fsync of the file and its folder: seconds on a slow disk, so never on the
+        # event loop.
         try:
-            path = save_config(self.workspace.root, config)
-        except OSError as exc:
+            on_disk = load_config(self.workspace.root)
+            wanted = replace(on_disk, retention=policy)
+            changes = changed_keys("retention", on_disk.retention, policy)
+            path = save_section(self.workspace.root, "retention", changes, wanted)
+        except (OSError, CompanionError) as exc:
             self.post_message(Notice(str(exc), title="the policy was not saved", severity="error"))
             return
-        self.workspace.config = config
-        self.post_message(Notice(f"saved to {path}", title="policy saved"))
+        self.workspace.config = replace(self.workspace.config, retention=policy)
+        said = ", ".join(f"{k} {v}" for k, v in changes.items()) or "nothing had changed"
+        self.post_message(Notice(f"{said} — saved to {path}", title="policy saved"))
 
     def action_sort_warm(self) -> None:
         """Sort the warm pane by its next column."""

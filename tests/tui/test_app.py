@@ -125,6 +125,21 @@ def test_saving_the_policy_writes_the_config_and_read_only_writes_nothing(ws: Wo
     assert load_config(ws.root).retention.hot_limit == 2
 
 
+def test_saving_the_policy_keeps_the_users_config_as_written(ws: Workspace) -> None:
+    config = ws.root / ".companion" / "companion.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    mine = "# tuned by hand; keep this\nrecall:\n  graph_weight: 0.2   # links matter here\n"
+    config.write_text(mine, encoding="utf-8")
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def save(pilot: Pilot[Any]) -> None:
+        await pilot.press("p", "minus", "ctrl+s")
+        await settle(pilot)
+
+    run(app, save)
+    assert config.read_text(encoding="utf-8") == mine + "retention:\n  hot_limit: 2\n"
+
+
 def test_main_screen_snapshot(ws: Workspace, snap_compare: Any) -> None:
     async def before(pilot: Pilot[Any]) -> None:
         await settle(pilot)
