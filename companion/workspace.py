@@ -25,7 +25,7 @@ from indexer.lock import WriterLock
 from indexer.manifest import Manifest
 from indexer.search import Searcher
 from indexer.store import VectorStore, remove_embedded_store
-from indexer.sync import Indexer, IndexReport, Progress
+from indexer.sync import Indexer, IndexReport, Progress, Reading
 
 
 @dataclass
@@ -199,14 +199,14 @@ class Workspace:
         """The recall engine over this vault's index, under the vault's policy."""
         return Recall(self.searcher(), self.vault, self.config.retention, self.config.recall, self.access_log())
 
-    def catch_up(self, progress: Progress | None = None) -> IndexReport | None:
+    def catch_up(self, progress: Progress | None = None, reading: Reading | None = None) -> IndexReport | None:
         """Bring the index up to date before answering, unless another process is writing it.
 
         A running `companion index --watch` keeps the index fresh itself, so a reader never waits for it.
         """
         try:
             with WriterLock(self.data_dir):
-                return self.indexer().sync(progress=progress)
+                return self.indexer().sync(progress=progress, reading=reading)
         except IndexLockedError:
             return None
 

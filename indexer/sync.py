@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
 """Called with (chunks done, chunks to write) while notes are indexed."""
+Reading = Callable[[int, int], None]
+"""Called with (notes read, notes to read) while changed notes are read and chunked, before any is embedded."""
 
 _EMBED_SLICE = 64
 
@@ -173,8 +175,9 @@ class Indexer:
 
     # -- entry points --------------------------------------------------------------------------
 
-    def sync(self, progress: Progress | None = None) -> IndexReport:
-        """Compare the whole vault with the manifest and apply every difference."""
+    def sync(self, progress: Progress | None = None, reading: Reading | None = None) -> IndexReport:
+        """Compare the whole vault with the manifest and apply every difference (`reading` sees the notes read,
+        `progress` the chunks written)."""
         started = time.perf_counter()
         report = IndexReport(recovered=self.recover())
         current = self.vault.scan()
@@ -182,7 +185,7 @@ class Indexer:
         changed = {p: st for p, st in current.items() if known.get(p) != (st.mtime_ns, st.size)}
         deleted = set(known) - set(current)
         report.notes_seen = len(current)
-        self._apply(changed, deleted, report, progress)
+        self._apply(changed, deleted, report, progress, reading)
         report.elapsed_s = time.perf_counter() - started
         return report
 
@@ -256,6 +259,7 @@ class Indexer:
         deleted: set[str],
         report: IndexReport,
         progress: Progress | None,
+        reading: Reading | None = None,
     ) -> None:
         donors: dict[str, list[str]] = {}
         for path in sorted(deleted):
@@ -264,7 +268,9 @@ class Indexer:
                 donors.setdefault(record.content_hash, []).append(path)
 
         plans: list[_Plan] = []
-        for path in sorted(changed):
+        for number, path in enumerate(sorted(changed), 1):
+            if reading:
+                reading(number, len(changed))
             stat = changed[path]
             try:
                 note = self.vault.read_note(path)

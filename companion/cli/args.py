@@ -79,7 +79,7 @@ def sync_first(ws: Workspace, args: argparse.Namespace) -> None:
     if getattr(args, "no_sync", False):
         return
     bar = ProgressBar("indexing")
-    report = ws.catch_up(progress=bar)
+    report = ws.catch_up(progress=bar, reading=bar.reading)
     bar.close()
     if report is not None and (report.notes_indexed or report.notes_deleted):
         print(

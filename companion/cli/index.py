@@ -13,7 +13,7 @@ from types import FrameType
 from typing import Any
 
 from companion.cli.args import add_vault_arguments, open_workspace
-from companion.cli.output import ProgressBar, print_json
+from companion.cli.output import JsonProgress, ProgressBar, print_json
 from companion.errors import CompanionError
 from companion.locations import config_path
 from companion.pipeline.autorun import INTERVAL_S, AutoProcessor
@@ -49,10 +49,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         with WriterLock(ws.data_dir):
             indexer = ws.indexer(rebuild=args.rebuild)
-            bar = None if args.json else ProgressBar("indexing")
-            report = indexer.sync(progress=bar)
-            if bar:
-                bar.close()
+            bar = JsonProgress() if args.json else ProgressBar("indexing")
+            report = indexer.sync(progress=bar, reading=bar.reading)
+            bar.close()
             _print_report(ws, report, args.json, first=True)
             if args.watch:
                 return _watch(ws, indexer, args.json, _trigger_interval(args))

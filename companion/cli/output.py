@@ -14,22 +14,46 @@ def print_json(data: Any, stream: TextIO | None = None) -> None:
 
 
 class ProgressBar:
-    """A one-line progress bar on a terminal's stderr; silent when stderr is not a terminal."""
+    """A one-line progress bar on a terminal's stderr, with the rate and the time left; silent when stderr is not a
+    terminal. Each phase (reading notes, embedding chunks) starts its own bar."""
 
     def __init__(self, label: str, stream: TextIO | None = None) -> None:
         self.label = label
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty()
+        self._phase = ""
         self.started = time.perf_counter()
         self._drawn = False
+        self._last = 0.0
+
+    def reading(self, done: int, total: int) -> None:
+        """Notes read and chunked so far."""
+        self._show("reading", "notes", done, total)
 
     def __call__(self, done: int, total: int) -> None:
+        """Chunks embedded and written so far."""
+        self._show("embedding", "chunks", done, total)
+
+    def _show(self, phase: str, unit: str, done: int, total: int) -> None:
         if not self.enabled or total <= 0:
             return
+        now = time.perf_counter()
+        if phase != self._phase:
+            if self._drawn:
+                self.stream.write("\n")
+            self._phase, self.started = phase, now
+        elif done < total and now - self._last < 0.1:
+            return  # redrawing faster than the eye reads costs time on a fast phase
+        self._last = now
         width = 30
         filled = int(width * done / total)
-        rate = done / max(time.perf_counter() - self.started, 1e-6)
-        line = f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} notes ({rate:.0f}/s)"
+        elapsed = max(now - self.started, 1e-6)
+        rate = done / elapsed
+        left = (total - done) / rate if rate > 0 else 0.0
+        line = (
+            f"\r{self.label}: {phase} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {unit}"
+            f" ({rate:.0f}/s, {_duration(left)} left)  "
+        )
         self.stream.write(line)
         self.stream.flush()
         self._drawn = True
@@ -39,3 +63,57 @@ class ProgressBar:
         if self._drawn:
             self.stream.write("\n")
             self.stream.flush()
+
+
+class JsonProgress:
+    """Progress as JSON lines on stderr for `--json` commands: one when the work starts, then at most one a second
+    per phase and one when a phase ends (stdout keeps the one result object)."""
+
+    def __init__(self, stream: TextIO | None = None, every_s: float = 1.0) -> None:
+        self.stream = stream or sys.stderr
+        self.every_s = every_s
+        self._phase = ""
+        self._started = time.perf_counter()
+        self._last = 0.0
+        print_json({"event": "progress", "phase": "scanning"}, self.stream)
+
+    def reading(self, done: int, total: int) -> None:
+        """Notes read and chunked so far."""
+        self._emit("reading", done, total)
+
+    def __call__(self, done: int, total: int) -> None:
+        """Chunks embedded and written so far."""
+        self._emit("embedding", done, total)
+
+    def _emit(self, phase: str, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if phase != self._phase:
+            self._phase, self._started, self._last = phase, now, 0.0
+        if done < total and now - self._last < self.every_s and done > 1:
+            return
+        self._last = now
+        elapsed = now - self._started
+        rate = done / elapsed if elapsed >= 0.2 else 0.0  # a rate over a few milliseconds says nothing
+        print_json(
+            {
+                "event": "progress",
+                "phase": phase,
+                "done": done,
+                "total": total,
+                "per_s": round(rate, 1) if rate > 0 else None,
+                "eta_s": round((total - done) / rate, 1) if rate > 0 else None,
+            },
+            self.stream,
+        )
+
+    def close(self) -> None:
+        """Nothing to end: every line is whole."""
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds + 0.5)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds // 60 % 60:02d} min"

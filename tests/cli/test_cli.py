@@ -188,3 +188,39 @@ def test_graph_reads_the_index_not_every_note_and_lists_a_target_once_with_its_h
     assert main(["graph", "Guide", "--json", *where]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [(o["path"], o["at"]) for o in data["outlinks"]] == [("Setup.md", ["#Install", "#Configure", "#^step2"])]
+
+
+def test_index_json_reports_progress_on_stderr_from_the_start(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write(vault, ".companion/companion.yaml", "embedding:\n  provider: hash\n")
+    for i in range(30):
+        write(vault, f"Notes/note {i}.md", f"Note {i} about the garden, the boiler and the week.\n" * 20)
+    done = run_companion("index", "--json", "--vault", str(vault), "--data-dir", str(tmp_path / "data"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["notes_indexed"] == 30  # stdout keeps the one result object
+    lines = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    assert lines[0] == {"event": "progress", "phase": "scanning"}
+    phases = [line["phase"] for line in lines]
+    assert "reading" in phases and "embedding" in phases
+    last_read = [line for line in lines if line["phase"] == "reading"][-1]
+    assert (last_read["done"], last_read["total"]) == (30, 30)
+
+
+def test_the_terminal_bar_shows_rate_and_time_left() -> None:
+    import io
+
+    from companion.cli.output import ProgressBar
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    bar = ProgressBar("indexing", screen)
+    bar.reading(10, 10)
+    bar(50, 100)
+    bar(100, 100)
+    bar.close()
+    drawn = screen.getvalue()
+    assert "reading [" in drawn and "10/10 notes" in drawn
+    assert "embedding [" in drawn and "100/100 chunks" in drawn and "/s, " in drawn and " left)" in drawn
