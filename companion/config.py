@@ -41,6 +41,9 @@ class IndexConfig:
     """Folders whose notes are conversation notes even without `type: conversation`."""
     max_note_mb: float = 5
     """Notes larger than this many MiB are reported and skipped."""
+    templates: bool = False
+    """Index the templates folder too (Obsidian's Templates plugin, `.obsidian/templates.json`, and Templater's):
+    left out by default, as a template's placeholders are not something anyone remembers."""
 
     def __post_init__(self) -> None:
         if self.max_note_mb <= 0:

@@ -16,11 +16,11 @@ from indexer.manifest import NoteRecord
 
 
 def manifest_graph(records: Iterable[NoteRecord], vault_files: Iterable[str]) -> VaultGraph:
-    """The link graph of indexed notes (`Manifest.notes()`); the vault's other files (from `scan_all`) are the
-    attachments links may point at."""
+    """The link graph of indexed notes (`Manifest.notes()`); the vault's other files (from `scan_all`: attachments,
+    and notes the index leaves out) are what else links may point at."""
     records = list(records)
     links = {r.path: [Link(target=t) for t in r.link_targets] for r in records}
     aliases = {r.path: aliases_of(r.frontmatter) for r in records if '"alias' in r.fields_json}
-    files = [path for path in vault_files if not path.endswith(".md")]
-    files.extend(links)
+    # Every file resolves a link, as in Obsidian: notes the index leaves out (templates, excluded files) included.
+    files = list(dict.fromkeys([*vault_files, *links]))
     return VaultGraph.from_links(links, LinkResolver(files, aliases))

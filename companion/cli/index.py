@@ -210,6 +210,7 @@ def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool
                 "notes_total": notes,
                 "chunks_total": chunks,
                 **report.as_dict(),
+                "left_out": ws.vault.left_out,
             }
         )
         return
@@ -228,5 +229,8 @@ def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool
         file=out,
     )
     print(f"index   {notes} notes, {chunks} chunks  [{ws.store_kind}]", file=out)
+    if first and ws.vault.left_out:
+        reasons = ", ".join(f"{n} in {why}" for why, n in sorted(ws.vault.left_out.items(), key=lambda x: -x[1]))
+        print(f"left out {sum(ws.vault.left_out.values())} notes: {reasons}", file=out)
     for path, reason in report.skipped:
         print(f"skipped {path}: {reason}", file=out)

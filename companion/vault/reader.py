@@ -58,6 +58,11 @@ class ObsidianVault:
         """`(path, reason)` for everything skipped; each scan starts the list afresh."""
         self._setup_problems: list[tuple[str, str]] = []
         self._ignore_prefixes, self._ignore_patterns = self._load_ignore_filters()
+        self.template_folders: tuple[str, ...] = () if self.config.index.templates else self._load_template_folders()
+        """Folders of Obsidian's Templates and Templater plugins (with a trailing `/`), left out of the index."""
+        self._templates = tuple(folder.casefold() for folder in self.template_folders)
+        self.left_out: dict[str, int] = {}
+        """Notes the last `scan` left out of the index, counted by reason (hidden files are not counted)."""
         self.problems.extend(self._setup_problems)
         self._rules = KindRules(
             sessions_folder=self.config.sessions.folder,
@@ -103,6 +108,36 @@ class ObsidianVault:
             else:
                 prefixes.append(entry)
         return tuple(prefixes), tuple(patterns)
+
+    def _load_template_folders(self) -> tuple[str, ...]:
+        """The templates folder of Obsidian's core plugin (`.obsidian/templates.json`) and of Templater."""
+        sources = (
+            (self.root / ".obsidian" / "templates.json", "folder"),
+            (self.root / ".obsidian" / "plugins" / "templater-obsidian" / "data.json", "templates_folder"),
+        )
+        folders: list[str] = []
+        for path, key in sources:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue  # no such plugin, or a settings file Obsidian itself would not read
+            folder = data.get(key) if isinstance(data, dict) else None
+            if isinstance(folder, str) and folder.strip("/ ") and _unsafe_reason(folder.strip("/ ")) is None:
+                folders.append(folder.strip("/ ") + "/")
+        return tuple(dict.fromkeys(folders))
+
+    def _why_left_out(self, rel: str) -> str:
+        if rel.startswith(self._ignore_prefixes) or any(p.search(rel) for p in self._ignore_patterns):
+            return "Obsidian's excluded files (userIgnoreFilters in .obsidian/app.json)"
+        folded = rel.casefold()
+        for folder, key in zip(self.template_folders, self._templates, strict=True):
+            if folded.startswith(key):
+                return f"the templates folder {folder} (index.templates: false)"
+        if folded.startswith(self._archive):
+            return f"the archive folder {self.config.curation.archive_folder.strip('/')}/"
+        if self._exclude.fullmatch(rel) is not None:
+            return "index.exclude"
+        return "not in index.include"
 
     def scan_all(self) -> dict[str, FileStat]:
         """Every file Obsidian would list (notes and attachments), keyed by vault path.
@@ -191,8 +226,18 @@ class ObsidianVault:
                 files[child] = FileStat(mtime_ns=info.st_mtime_ns, size=info.st_size)
 
     def scan(self) -> dict[str, FileStat]:
-        """Notes to index: `.md` files passing `userIgnoreFilters` and the include/exclude globs."""
-        return {rel: info for rel, info in self.scan_all().items() if self._wanted(rel)}
+        """Notes to index: `.md` files passing `userIgnoreFilters` and the include/exclude globs; what it leaves out
+        is counted by reason in `left_out`."""
+        wanted: dict[str, FileStat] = {}
+        left_out: dict[str, int] = {}
+        for rel, info in self.scan_all().items():
+            if self._wanted(rel):
+                wanted[rel] = info
+            elif rel.endswith(".md"):
+                reason = self._why_left_out(rel)
+                left_out[reason] = left_out.get(reason, 0) + 1
+        self.left_out = left_out
+        return wanted
 
     def is_ignored(self, rel: str) -> bool:
         """True for paths Obsidian hides: dot entries, `userIgnoreFilters`, or outside paths."""
@@ -216,6 +261,7 @@ class ObsidianVault:
             and self._include.fullmatch(rel) is not None
             and self._exclude.fullmatch(rel) is None
             and not rel.casefold().startswith(self._archive)
+            and not (self._templates and rel.casefold().startswith(self._templates))
             and not rel.startswith(self._ignore_prefixes)
             and not any(pattern.search(rel) for pattern in self._ignore_patterns)
         )

@@ -358,3 +358,44 @@ def test_scan_of_ten_thousand_notes_is_fast(tmp_path: Path) -> None:
         timings.append(time.perf_counter() - started)
     assert len(files) == 10_000
     assert min(timings) < 0.3, timings
+
+
+def test_templates_and_excluded_files_stay_out_of_the_index_and_are_counted(tmp_path: Path) -> None:
+    from companion.config import CompanionConfig, IndexConfig
+    from companion.vault.reader import ObsidianVault
+
+    root = tmp_path / "vault"
+    write(root, ".obsidian/templates.json", '{"folder": "Meta/Templates"}')
+    write(root, ".obsidian/plugins/templater-obsidian/data.json", '{"templates_folder": "Templater"}')
+    write(root, ".obsidian/app.json", '{"userIgnoreFilters": ["Private/"]}')
+    write(root, "Meta/Templates/Daily.md", "# {{date}}\n")
+    write(root, "Templater/Meeting.md", "<% tp.date.now() %>\n")
+    write(root, "Private/Diary.md", "Dear diary.\n")
+    write(root, "Notes/Real.md", "A real note linking to [[Daily]].\n")
+    vault = ObsidianVault(root)
+    assert set(vault.scan()) == {"Notes/Real.md"}
+    assert vault.left_out == {
+        "the templates folder Meta/Templates/ (index.templates: false)": 1,
+        "the templates folder Templater/ (index.templates: false)": 1,
+        "Obsidian's excluded files (userIgnoreFilters in .obsidian/app.json)": 1,
+    }
+    assert not vault.is_indexable("Meta/Templates/Weekly.md")
+    kept = ObsidianVault(root, CompanionConfig(index=IndexConfig(templates=True)))
+    assert set(kept.scan()) == {"Notes/Real.md", "Meta/Templates/Daily.md", "Templater/Meeting.md"}
+
+
+def test_a_link_to_a_template_still_resolves_in_the_index_graph(tmp_path: Path) -> None:
+    from indexer.graphs import manifest_graph
+    from tests.helpers.workspaces import workspace
+
+    root = tmp_path / "vault"
+    write(root, ".obsidian/templates.json", '{"folder": "Templates"}')
+    write(root, "Templates/Book.md", "---\ntype: template\n---\n")
+    write(root, "Notes/Reading.md", "Made from [[Book]].\n")
+    ws = workspace(root, data_dir=tmp_path / "data")
+    try:
+        ws.indexer().sync()
+        graph = manifest_graph(ws.manifest.notes(), ws.vault.scan_all())
+        assert [target for _link, target in graph.outlinks("Notes/Reading.md")] == ["Templates/Book.md"]
+    finally:
+        ws.close()
