@@ -97,12 +97,15 @@ class WarmPane(KeyedTable):
             self.sort(column, key=key, reverse=self.sort_descending)
             self.border_subtitle = f"sorted by {column} {'↓' if self.sort_descending else '↑'}"
 
-    def show_results(self, items: tuple[RecallItem, ...], query: str) -> None:
-        """Rows for a query's results, best first (the cursor stays on its note while the query is the same)."""
+    def show_results(self, items: tuple[RecallItem, ...], query: str, headings: dict[str, str] | None = None) -> None:
+        """Rows for a query's results, best first (the cursor stays on its note while the query is the same); a
+        note's cell names the heading its passage sits under, when `headings` has one."""
+        headings = headings or {}
         key = self._refill(f"query {query}")
         for item in items:
             e = item.explanation
             last = e.access.last_accessed_at if e is not None else None
+            note = f"{item.path} › {headings[item.path]}" if headings.get(item.path) else item.path
             self.add_row(
                 f"{item.score:.3f}" if e is not None else "-",
                 f"{e.dense:.2f}" if e is not None else "",
@@ -112,10 +115,10 @@ class WarmPane(KeyedTable):
                 str(e.access.access_count) if e is not None else "",
                 item.note_type or item.kind,
                 item.tier,
-                item.path,
+                note,
                 key=item.path,
             )
-            self._rank[item.path] = len(self._rank)
+            self._rank[note] = len(self._rank)
         share = next((i.explanation.dense_weight for i in items if i.explanation is not None), None)
         # The dense share adapts to each question (recall's lexical_trust): say which one these rows used.
         weights = f" · dense {share:.2f} / bm25 {1 - share:.2f}" if share is not None else ""

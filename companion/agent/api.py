@@ -84,18 +84,22 @@ class AgentApi:
         if self.record and moment is None:
             engine.record(item.path for item in items if item.explanation is not None)
         self._remember_surfaced([item.path for item in items])
-        return [
-            Found(
-                path=item.path,
-                title=item.title,
-                score=item.score,
-                tier=item.tier,
-                note_type=item.note_type,
-                date=item.date,
-                snippet=engine.passage(item, SNIPPET_CHARS),
+        found = []
+        for item in items:
+            place = engine.locate(item, SNIPPET_CHARS)
+            found.append(
+                Found(
+                    path=item.path,
+                    title=item.title,
+                    score=item.score,
+                    tier=item.tier,
+                    note_type=item.note_type,
+                    date=item.date,
+                    snippet=place.snippet,
+                    link=place.link,
+                )
             )
-            for item in items
-        ]
+        return found
 
     def memory_query(self, mode: str, query: str, *, k: int = 10) -> list[Found]:
         """See `_memory_query`; what it finds can be named `@1`, `@2`... afterwards."""

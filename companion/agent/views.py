@@ -24,6 +24,8 @@ class Found:
     """Frontmatter `date`."""
     snippet: str
     """The passage that matched (the best chunk), or the note's start."""
+    link: str = ""
+    """A wikilink Obsidian opens at the passage (`[[Title#Heading]]`, `[[Title#^block]]`), empty when unknown."""
 
     def as_json(self) -> dict[str, Any]:
         """JSON form."""
@@ -34,6 +36,7 @@ class Found:
             "tier": self.tier,
             "type": self.note_type,
             "date": self.date,
+            "link": self.link or f"[[{self.title}]]",
             "snippet": self.snippet,
         }
 

@@ -27,7 +27,7 @@ from companion.cli.args import (
 from companion.cli.output import print_json
 from companion.errors import CompanionError, ConfigError
 from companion.recall.engine import Recall
-from companion.recall.results import RecalledContext
+from companion.recall.results import Located, RecalledContext
 from companion.recall.scope import Scope, parse_as_of, where_from_mapping
 from companion.recall.temporal import temporal_json
 from companion.workspace import Workspace
@@ -71,12 +71,14 @@ def run(args: argparse.Namespace) -> int:
         if args.record if args.record is not None else as_of is None:
             engine.record([item.path for item in context.results])
         why = "" if context.results else _why_nothing(ws, scope)
+        # The index's chunk anchors are its own ids: show the heading or block Obsidian opens, and the passage.
+        located = {i.path: engine.locate(i) for i in context.results if i.explanation is not None}
     finally:
         ws.close()
     if args.json:
-        print_json(context_json(context))
+        print_json(context_json(context, located))
     else:
-        _print(context, args.explain, why)
+        _print(context, args.explain, why, located)
     return 0
 
 
@@ -95,22 +97,24 @@ def _why_nothing(ws: Workspace, scope: Scope) -> str:
     return "no notes found" + (f" within {scope.describe()}" if not scope.empty else "")
 
 
-def context_json(context: RecalledContext) -> dict[str, Any]:
-    """A `RecalledContext` as JSON."""
+def context_json(context: RecalledContext, located: dict[str, Located] | None = None) -> dict[str, Any]:
+    """A `RecalledContext` as JSON (with each result's link and snippet where `located` has them)."""
+    located = located or {}
     r = context.date_range
     return {
         "query": context.query,
         "as_of": context.as_of.isoformat(timespec="seconds"),
         "recap": context.recap,
         "date_range": None if r is None else {"start": str(r.start), "end": str(r.end), "phrase": r.phrase},
-        "results": [item_json(i) for i in context.results],
+        "results": [_with_place(item_json(i), located.get(i.path)) for i in context.results],
         "hot": [session_json(s) for s in context.sessions],
         "pushed_out": [session_json(s) for s in context.pushed_out],
         "temporal": [temporal_json(t) for t in context.temporal],
     }
 
 
-def _print(context: RecalledContext, explain: bool, why: str = "") -> None:
+def _print(context: RecalledContext, explain: bool, why: str = "", located: dict[str, Located] | None = None) -> None:
+    located = located or {}
     if context.date_range is not None:
         r = context.date_range
         print(f"dates   '{r.phrase}' = {r.start} .. {r.end}")
@@ -119,10 +123,13 @@ def _print(context: RecalledContext, explain: bool, why: str = "") -> None:
     if not context.results:
         print(why or "no notes found")
     for rank, item in enumerate(context.results, 1):
-        where = f"#{item.anchor}" if item.anchor else ""
+        place = located.get(item.path)
+        where = f"  › {place.heading}" if place is not None and place.heading else ""
         date = f"  ({item.date[:10]})" if item.date else ""
         score = f"{item.score:.3f}" if item.explanation is not None else "    -"  # listed by time, not scored
         print(f"{rank:>2}. {score} {item.tier:<8} {item.path}{where}{date}")
+        if place is not None and place.snippet and item.explanation is not None:
+            print(f"      {place.snippet}")
         if explain and item.explanation is not None:
             for line in item.explanation.lines():
                 print(f"      {line}")
@@ -212,3 +219,11 @@ def _batch(engine: Recall, args: argparse.Namespace, lines: list[BatchQuery | tu
         print(f"companion: {failed} of {len(lines)} batch lines failed (see their `error`)", file=sys.stderr)
         return 1
     return 0
+
+
+def _with_place(data: dict[str, Any], place: Located | None) -> dict[str, Any]:
+    if place is not None:
+        data["link"] = place.link
+        data["heading"] = place.heading
+        data["snippet"] = place.snippet
+    return data

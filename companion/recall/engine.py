@@ -24,7 +24,7 @@ from companion.recall.access import AccessLog
 from companion.recall.candidates import Hit, NoteIndex, NoteInfo
 from companion.recall.dates import DateRange, find_date_range
 from companion.recall.decay import AccessStats, decay
-from companion.recall.results import Explanation, RecalledContext, RecallItem, Tier
+from companion.recall.results import Explanation, Located, RecalledContext, RecallItem, Tier
 from companion.recall.scope import Scope
 from companion.recall.sessionrefs import SessionRef, collect_sessions, ref_in_scope
 from companion.recall.temporal import TemporalItem, is_pure_recap, recap_boost, recent_items
@@ -34,6 +34,7 @@ from companion.vault.reader import ObsidianVault
 from companion.vault.sessions import SessionSummary, local_moment, partition_hot, window_start
 
 _COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
+_BLOCK_ID = re.compile(r"\s\^([A-Za-z0-9-]+)\s*$", re.MULTILINE)
 _GRAPH_SOURCES = 10  # strongest candidates whose links count as a relevance signal
 _GRAPH_EXPAND = 3  # strongest candidates whose neighbours are added as candidates
 
@@ -199,6 +200,36 @@ class Recall:
         else:
             text = note.body.strip()
         return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
+
+    def locate(self, item: RecallItem, snippet_chars: int = 160) -> Located:
+        """The heading or block an item's best chunk sits at, as a link Obsidian opens, and the passage itself.
+
+        Chunk anchors (`boiler~0`, `t12`) are the index's own ids; this turns them into what a person follows.
+        """
+        title = item.path.rsplit("/", 1)[-1].removesuffix(".md")
+        try:
+            note = self.vault.read_note(item.path)
+        except NoteError as exc:
+            self.vault.problems.append((exc.path, exc.reason))
+            return Located(f"[[{title}]]", "", "")
+        lines = self.index.chunk_lines(item.path, item.anchor) if item.anchor else None
+        all_lines = note_lines(note.body, note.body_line)
+        if lines is None:
+            passage, first = note.body, note.body_line
+        else:
+            passage, first = "\n".join(all_lines[lines[0] : lines[1]]), lines[0]
+        heading = next((h.text for h in reversed(note.headings) if h.line <= first), "")
+        block = _BLOCK_ID.search(passage)
+        if heading:
+            link = f"[[{title}#{heading}]]"
+        elif block is not None and lines is not None:
+            link = f"[[{title}#^{block.group(1)}]]"
+        else:
+            link = f"[[{title}]]"
+        text = " ".join(_BLOCK_ID.sub("", _COMMENT.sub("", passage)).split())
+        if len(text) > snippet_chars:
+            text = text[: snippet_chars - 1].rstrip() + "…"
+        return Located(link, heading, text)
 
     def latest_summary(self, as_of: dt.datetime | None = None) -> tuple[str, str] | None:
         """(path, body) of the newest `type: summary` note up to `as_of`, or None; `%% comments %%` are left out, as

@@ -124,3 +124,15 @@ class RecalledContext:
     with no topic also lists recent sessions first, by time."""
     date_range: DateRange | None
     """The dates the question names, when it names any."""
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where in its note a recalled item matched, as a user or Obsidian can follow it."""
+
+    link: str
+    """A wikilink Obsidian opens at the place: `[[Title#Heading]]`, `[[Title#^block]]`, or `[[Title]]`."""
+    heading: str
+    """The heading the passage sits under (empty when none)."""
+    snippet: str
+    """The matching passage, on one line, shortened."""

@@ -107,6 +107,8 @@ class CompanionApp(App[int]):
         self._shown_path: str | None = None  # the note shown: what curations act on
         self._dwell: Timer | None = None  # counts an access once the user stays on the shown note
         self._counted: str | None = None  # the shown note's access is counted already
+        self._located: dict[tuple[str, str], str] = {}  # (path, anchor) to the heading of that passage
+        self._located_generation: object = None  # the index state `_located` was read at
         self._shown_note: Note | None = None
         self.curation = CurationFlow(
             self, workspace, lambda: (self._shown_path, self._shown_note), self._index_lock, read_only=read_only
@@ -274,7 +276,23 @@ class CompanionApp(App[int]):
             except CompanionError as exc:
                 self.post_message(Notice(str(exc), title="recall failed", severity="error"))
                 return
-        self.post_message(RecallReady(asked, query, context))
+            generation = self.workspace.manifest.generation()
+        self.post_message(RecallReady(asked, query, context, self._headings(engine, context, generation)))
+
+    def _headings(self, engine: Recall, context: RecalledContext, generation: object) -> dict[str, str]:
+        """The heading of each scored result's best passage, read once per note and index state (a knob press
+        re-scores the same notes: reading them again would cost the knob's latency)."""
+        if self._located_generation != generation:
+            self._located, self._located_generation = {}, generation
+        out: dict[str, str] = {}
+        for item in context.results:
+            if item.explanation is None or not item.anchor:
+                continue
+            key = (item.path, item.anchor)
+            if key not in self._located:
+                self._located[key] = engine.locate(item).heading
+            out[item.path] = self._located[key]
+        return out
 
     @work(thread=True, exclusive=True, group="note", exit_on_error=False)
     def open_note(self, path: str, *, refresh: bool = False) -> None:
@@ -358,7 +376,7 @@ class CompanionApp(App[int]):
         self.query_one(HotPane).show(context.sessions, arrived)
         warm = self.query_one(WarmPane)
         if query.strip():
-            warm.show_results(context.results, query)
+            warm.show_results(context.results, query, message.headings)
         else:
             warm.show_pushed_out(context.pushed_out, left)
         self.refreshed_at = time.perf_counter()

@@ -46,7 +46,9 @@ class Notice(Report):
 class RecallReady(Report):
     """A recall finished; only the newest question's answer is shown."""
 
-    def __init__(self, asked: int, query: str, context: RecalledContext) -> None:
+    def __init__(
+        self, asked: int, query: str, context: RecalledContext, headings: dict[str, str] | None = None
+    ) -> None:
         super().__init__()
         self.asked = asked
         """The recall's number (see `CompanionApp.refresh_recall`)."""
@@ -54,6 +56,8 @@ class RecallReady(Report):
         """The question asked (empty: the pushed-out view)."""
         self.context = context
         """What recall found."""
+        self.headings = headings or {}
+        """Path to the heading its best passage sits under (the warm pane shows it beside the note)."""
 
 
 class NoteRead(Report):

@@ -310,3 +310,16 @@ def test_json_commands_print_their_errors_as_json(vault: Path, data_dir: str) ->
     }
     missing = _run(vault, data_dir, "vault", "read", "Nobody", "--json")
     assert missing.returncode == 2 and json.loads(missing.stdout)["field"] == "note"
+
+
+def test_recall_shows_the_heading_and_the_passage_not_the_chunk_id(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, ".companion/companion.yaml", "embedding:\n  provider: hash\n")
+    write(root, "Home/House.md", "# House\n\nIntro.\n\n## Boiler\n\nThe boiler pressure gauge should read 1.5 bar.\n")
+    where = ["--vault", str(root), "--data-dir", str(tmp_path / "data")]
+    text = run_companion("recall", "boiler pressure gauge", *where)
+    assert text.returncode == 0, text.stderr
+    assert "Home/House.md  › Boiler" in text.stdout and "~" not in text.stdout
+    assert "The boiler pressure gauge should read 1.5 bar." in text.stdout
+    data = json.loads(run_companion("recall", "boiler pressure gauge", "--json", *where).stdout)
+    assert data["results"][0]["link"] == "[[House#Boiler]]"

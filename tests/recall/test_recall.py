@@ -395,3 +395,31 @@ def test_the_dense_share_follows_how_much_of_the_question_one_note_holds(tmp_pat
         }
     finally:
         ws.close()
+
+
+def test_results_name_the_heading_or_block_obsidian_opens_and_the_passage(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    filler = "\n\n".join(f"Paragraph {i} about the garden shed and the week ahead." for i in range(40))
+    write(
+        root,
+        "Home/House.md",
+        f"# House\n\n{filler}\n\n## Boiler\n\nThe boiler pressure gauge should read 1.5 bar; top it up at the "
+        "filling loop.\n",
+    )
+    write(root, "Chats/Plumber.md", "user: the plumber said to bleed the radiators twice a year ^bleed-advice\n")
+    ws = workspace(root)
+    try:
+        ws.indexer().sync()
+        engine = ws.recall()
+        item = next(
+            i for i in engine.recall("boiler pressure gauge filling loop", k=5).results if i.path == "Home/House.md"
+        )
+        assert "~" in item.anchor  # the index's own id for the chunk, not something to show a person
+        place = engine.locate(item)
+        assert (place.link, place.heading) == ("[[House#Boiler]]", "Boiler")
+        assert place.snippet.startswith("The boiler pressure gauge should read 1.5 bar")
+        chat = engine.recall("plumber bleed radiators", k=5).results[0]
+        located = engine.locate(chat)
+        assert located.link == "[[Plumber#^bleed-advice]]" and "^bleed-advice" not in located.snippet
+    finally:
+        ws.close()
