@@ -92,6 +92,10 @@ class RecallConfig:
     """How far a note holding the question's words moves the share toward BM25: the share is `dense_weight x (1 -
     lexical_trust x coverage^3)`, coverage being the idf-weighted share of the question's words the best BM25 note
     holds (0.75 down to 0.3 with the defaults); 0 keeps `dense_weight` for every question."""
+    unspaced_dense_weight: float = 0.2
+    """The most the dense share may be for a question written mostly in an unspaced script (Chinese, Japanese, Thai,
+    Khmer...): the default model, all-MiniLM-L6-v2, was trained on English, so its similarities there are noise and
+    BM25 over character pairs leads. 1 lifts the cap (for a multilingual embedding model)."""
     dense_span: float = 0.3
     """Cosine similarity below the best candidate's at which the dense side scales to 0 (each candidate's is scaled
     against the best one, so a list of 5 and one of 500 scale alike); 0 scales min-max over the candidates."""
@@ -123,7 +127,14 @@ class RecallConfig:
 
     def __post_init__(self) -> None:
         problems = []
-        for name in ("dense_weight", "graph_weight", "date_weight", "every_word_weight", "lexical_trust"):
+        for name in (
+            "dense_weight",
+            "graph_weight",
+            "date_weight",
+            "every_word_weight",
+            "lexical_trust",
+            "unspaced_dense_weight",
+        ):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 problems.append(f"{name} must be within 0 and 1")
         for name in ("candidates", "recent_hours", "recent_limit", "surfaced_minutes"):

@@ -2,6 +2,30 @@
 
 from __future__ import annotations
 
+import re
+
+# Scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer, Myanmar) and Korean, whose
+# words carry their particles: SQLite's tokenizer would make a whole run of them one token, so no word inside it
+# could ever match. Such runs are indexed and searched as overlapping pairs of characters (bigrams), the usual way
+# of full-text search for these scripts.
+_UNSPACED = re.compile(
+    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]+"
+)
+
+
+def segment(text: str) -> str:
+    """The text with every run of an unspaced script written as its overlapping character pairs, spaced
+    (`东京大学` -> ` 东京 京大 大学 `); other text is left as it is."""
+
+    def pairs(match: re.Match[str]) -> str:
+        run = match.group(0)
+        if len(run) == 1:
+            return f" {run} "
+        return " " + " ".join(run[i : i + 2] for i in range(len(run) - 1)) + " "
+
+    return _UNSPACED.sub(pairs, text)
+
 # Words that match nearly every note: BM25 gives them little weight anyway, but each one makes SQLite score
 # every note that holds it, which is most of the cost of a lexical query on a large vault.
 STOPWORDS = frozenset(
@@ -158,3 +182,11 @@ def counted(number: int, word: str, plural: str | None = None) -> str:
     if number == 1:
         return f"{number} {word}"
     return f"{number} {plural or word + 's'}"
+
+
+def unspaced_share(text: str) -> float:
+    """The share of a text's letters that belong to unspaced scripts (0 for none, 1 for all)."""
+    letters = sum(1 for ch in text if ch.isalnum())
+    if not letters:
+        return 0.0
+    return sum(len(m.group(0)) for m in _UNSPACED.finditer(text)) / letters

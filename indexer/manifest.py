@@ -22,8 +22,9 @@ from typing import Any
 from companion.errors import StoreError
 from companion.recall.scope import COLUMN_FIELDS, Scope
 from companion.sqlrows import rows_in
+from companion.words import segment
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 """2 added `fields` and `links` to `notes`, so recall filters, dates and the graph need no file reads."""
 
 _SCHEMA = """
@@ -227,7 +228,8 @@ class Manifest:
         self._add_columns()
 
     def _add_columns(self) -> None:
-        """Bring an index written by schema 1 up to date: add the columns, and have every note re-read.
+        """Bring an index written by an older schema up to date: add the columns, and have every note re-read (schema
+        3 cuts unspaced scripts into character pairs in the full-text index).
 
         Vectors stay valid, so nothing is embedded again; until the next sync the new columns are empty.
         """
@@ -392,6 +394,19 @@ class Manifest:
             raise StoreError(f"Lexical search failed for {match!r}: {exc}") from exc
         return [(str(p), float(s)) for p, s in rows]
 
+    def named(self, name: str) -> list[str]:
+        """Notes whose title or one of whose `aliases` is `name` (case folded as Python does, in any script)."""
+        key = name.strip().casefold()
+        if not key:
+            return []
+        rows = self._db.execute(
+            "SELECT path FROM notes WHERE title_key = ? OR (instr(fields, '\"aliases\"') > 0 AND EXISTS "
+            "(SELECT 1 FROM json_each(notes.fields, '$.aliases') AS a WHERE casefold(a.value) = ?)) "
+            "ORDER BY length(path), path LIMIT 20",
+            (key, key),
+        )
+        return [str(path) for (path,) in rows]
+
     def fields_held(self, keys: Sequence[str]) -> set[str]:
         """Which of these frontmatter keys at least one indexed note has (to tell a misspelt filter from an
         empty result)."""
@@ -536,7 +551,10 @@ class Manifest:
                 (*values, rowid),
             )
             db.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
-        db.execute("INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)", (rowid, record.title, body))
+        # Unspaced scripts (Chinese, Japanese, Thai...) go in as character pairs, as queries are cut (`segment`).
+        db.execute(
+            "INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)", (rowid, segment(record.title), segment(body))
+        )
         db.execute("DELETE FROM chunks WHERE path = ?", (record.path,))
         db.executemany(
             "INSERT OR REPLACE INTO chunks(id, path, anchor, text_hash, start_line, end_line, ord) "

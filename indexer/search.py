@@ -15,7 +15,7 @@ from companion.embedding.providers import Embedder
 from companion.recall.candidates import Hit, NoteInfo, fuse, lexical_dense_weight
 from companion.recall.scope import Scope
 from companion.vault.dates import note_day
-from companion.words import QUESTION_FILLER, STOPWORDS
+from companion.words import QUESTION_FILLER, STOPWORDS, segment, unspaced_share
 from indexer.manifest import Manifest, NoteRecord
 from indexer.store import VectorStore
 
@@ -23,8 +23,9 @@ _TERM = re.compile(r"\w+", re.UNICODE)
 
 
 def query_terms(text: str) -> list[str]:
-    """The query's distinct lower-cased words; stopwords are dropped unless the query holds nothing else."""
-    terms = list(dict.fromkeys(t.lower() for t in _TERM.findall(text)))
+    """The query's distinct lower-cased words (character pairs in unspaced scripts, as the index holds them);
+    stopwords are dropped unless the query holds nothing else."""
+    terms = list(dict.fromkeys(t.lower() for t in _TERM.findall(segment(text))))
     return [t for t in terms if t not in STOPWORDS and t not in QUESTION_FILLER] or terms
 
 
@@ -42,6 +43,8 @@ LEXICAL_TRUST = RecallConfig.lexical_trust
 """How far a note holding the query's words moves the share toward BM25; the config's default."""
 DENSE_SPAN = RecallConfig.dense_span
 """Cosine similarity below the best candidate's that scales to 0; the config's default."""
+UNSPACED_DENSE_WEIGHT = RecallConfig.unspaced_dense_weight
+"""The cap on the dense share for questions in unspaced scripts; the config's default."""
 
 _EXACT_LIMIT = 1500  # a scope with at most this many chunks is searched exactly, from their stored vectors
 _MAX_FETCH = 5000  # most chunks asked of the store in one query
@@ -125,6 +128,7 @@ class Searcher:
         every_word_query: str | None = None,
         lexical_trust: float = LEXICAL_TRUST,
         dense_span: float = DENSE_SPAN,
+        unspaced_dense_weight: float = UNSPACED_DENSE_WEIGHT,
     ) -> list[Hit]:
         """The `k` best notes for `query` within `scope`, best first.
 
@@ -152,10 +156,16 @@ class Searcher:
         if every_word_weight > 0 and dense_weight < 1.0 and lexical:
             wanted = terms if every_word_query is None else self._lexical_terms(every_word_query)
             every = self._holding_every_word(wanted, candidates, scope)
+        if every_word_weight > 0 and dense_weight < 1.0 and 0 < len(query) <= 200:
+            # A question that is a note's exact title or alias names that note, in any language: it holds every
+            # word of the question in the strongest way, whatever the stemmer or the embeddings make of them.
+            every += [p for p in self._named(every_word_query or query, scope) if p not in every]
         coverage = 0.0
         if lexical and lexical_trust > 0 and 0.0 < dense_weight < 1.0:
             coverage = self._coverage(terms, max(lexical, key=lambda p: lexical[p]))
             dense_weight = lexical_dense_weight(dense_weight, lexical_trust, coverage)
+        if lexical and dense_weight < 1.0 and unspaced_share(query) > 0.5:
+            dense_weight = min(dense_weight, unspaced_dense_weight)
         hits: list[Hit] = []
         ranked = fuse(
             dense,
@@ -259,6 +269,13 @@ class Searcher:
             found = self.manifest.doc_frequencies(missing)
             known.update({t: found.get(t, 0) for t in missing})
         return {t: known[t] for t in terms}
+
+    def _named(self, name: str, scope: Scope | None) -> list[str]:
+        """Notes titled or aliased exactly `name` (trailing question marks and quotes aside), within the scope."""
+        found = self.manifest.named(name.strip().strip("?!.\"'“”«»「」"))
+        if not found or scope is None:
+            return found
+        return [row.removesuffix("#") for row, _ in self._in_scope([(f"{p}#", 1.0) for p in found], scope)]
 
     def _coverage(self, terms: list[str], path: str) -> float:
         """The share of the query's terms, weighted by their BM25 idf, that the note at `path` holds."""

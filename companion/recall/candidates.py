@@ -137,6 +137,7 @@ class NoteIndex(Protocol):
         every_word_query: str | None = None,
         lexical_trust: float = ...,
         dense_span: float = ...,
+        unspaced_dense_weight: float = ...,
     ) -> list[Hit]:
         """The `k` most relevant notes within `scope`, best first (a note holding every word of the query, or of
         `every_word_query` when given, gets `every_word_weight` on top of its fused relevance; the dense share is

@@ -279,6 +279,7 @@ class Recall:
                 every_word_query=words,
                 lexical_trust=settings.lexical_trust,
                 dense_span=settings.dense_span,
+                unspaced_dense_weight=settings.unspaced_dense_weight,
             )
 
         hits = {h.path: h for h in search(scope)}

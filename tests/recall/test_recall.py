@@ -423,3 +423,37 @@ def test_results_name_the_heading_or_block_obsidian_opens_and_the_passage(tmp_pa
         assert located.link == "[[Plumber#^bleed-advice]]" and "^bleed-advice" not in located.snippet
     finally:
         ws.close()
+
+
+def test_unspaced_scripts_and_exact_titles_are_found_in_any_language(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, "中文/东京.md", "我们去了东京大学的图书馆，图书馆很大。\n")
+    write(root, "中文/北京.md", "北京的天气今天很好，我们去公园散步。\n")
+    write(root, "日本語/図書館.md", "図書館の開館時間は午前九時から午後五時までです。\n")
+    write(root, "ไทย/ตลาด.md", "ตลาดน้ำเปิดทุกวันเสาร์และอาทิตย์\n")
+    write(root, "ខ្មែរ/ផ្សារ.md", "ផ្សារធំថ្មីបើកពីម៉ោងប្រាំមួយព្រឹក\n")
+    write(root, "Deutsch/Die Verwandlung.md", "Gregor Samsa erwacht als Käfer.\n")
+    write(root, "People/Ingrid Olsen.md", "---\naliases: [Tante Ingrid]\n---\nShe files the tax return.\n")
+    for i in range(15):
+        write(
+            root,
+            f"Deutsch/Notiz {i}.md",
+            f"Die Verwandlung der Stadt im Jahr {2000 + i}, die Verwandlung geht weiter.\n",
+        )
+    ws = workspace(root)
+    try:
+        ws.indexer().sync()
+        recall = ws.recall()
+
+        def first(query: str) -> str:
+            return recall.recall(query, k=5).results[0].path
+
+        assert first("东京大学图书馆") == "中文/东京.md"
+        assert first("北京天气") == "中文/北京.md"
+        assert first("図書館の開館時間") == "日本語/図書館.md"
+        assert first("ตลาดน้ำ") == "ไทย/ตลาด.md"
+        # An exact title or alias names its note, however many notes share its words.
+        assert first("Die Verwandlung") == "Deutsch/Die Verwandlung.md"
+        assert first("tante ingrid") == "People/Ingrid Olsen.md"
+    finally:
+        ws.close()
