@@ -305,7 +305,7 @@ def test_merge_appends_unions_and_relinks(vault: Path, data: Path) -> None:
     assert keep == (
         "---\n"
         "tags:\n  - project\n  - idea\n"
-        "aliases:\n  - K\n  - Drop\n  - Dropped one\n"
+        "aliases: [K, Drop, Dropped one]\n"  # the flow style Keep's aliases were written in
         "---\n"
         "# Keep\n\n"
         "Keep's text, about [[Keep]] too.\n\n"
