@@ -26,6 +26,7 @@ def segment(text: str) -> str:
 
     return _UNSPACED.sub(pairs, text)
 
+
 # Words that match nearly every note: BM25 gives them little weight anyway, but each one makes SQLite score
 # every note that holds it, which is most of the cost of a lexical query on a large vault.
 STOPWORDS = frozenset(

@@ -13,7 +13,8 @@ from companion.recall.results import RecallItem
 from companion.vault.sessions import SessionSummary
 from widgets.keyed_table import KeyedTable, marked
 
-COLUMNS = ("final", "sim", "bm25", "decay", "accessed", "n", "type", "tier", "note")
+COLUMNS = ("final", "note", "sim", "bm25", "decay", "accessed", "n", "type", "tier")
+"""The note comes second: on a narrow terminal the columns past the pane's edge are cut, and the name matters most."""
 NUMERIC = frozenset({"final", "sim", "bm25", "decay", "n"})
 
 
@@ -108,6 +109,7 @@ class WarmPane(KeyedTable):
             note = f"{item.path} › {headings[item.path]}" if headings.get(item.path) else item.path
             self.add_row(
                 f"{item.score:.3f}" if e is not None else "-",
+                note,
                 f"{e.dense:.2f}" if e is not None else "",
                 _bm25(e.lexical, e.words > 0) if e is not None else "",
                 f"{e.decay.value:.2f}" if e is not None else "",
@@ -115,7 +117,6 @@ class WarmPane(KeyedTable):
                 str(e.access.access_count) if e is not None else "",
                 item.note_type or item.kind,
                 item.tier,
-                note,
                 key=item.path,
             )
             self._rank[note] = len(self._rank)
@@ -135,6 +136,7 @@ class WarmPane(KeyedTable):
             label = f"{s.date[:10]} {s.time[:5]} {s.session_key}: {said}"
             self.add_row(
                 "-",
+                label,
                 "",
                 "",
                 "",
@@ -142,7 +144,6 @@ class WarmPane(KeyedTable):
                 "",
                 "session",
                 marked("moved") if s.path in moved else "pushed out",
-                label,
                 key=s.path,
             )
             self._rank[label] = len(self._rank)

@@ -219,6 +219,8 @@ class Recall:
         else:
             passage, first = "\n".join(all_lines[lines[0] : lines[1]]), lines[0]
         heading = next((h.text for h in reversed(note.headings) if h.line <= first), "")
+        if heading.strip().casefold() == title.casefold():
+            heading = ""  # a first heading that repeats the title says nothing the title does not
         block = _BLOCK_ID.search(passage)
         if heading:
             link = f"[[{title}#{heading}]]"

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -51,6 +51,10 @@ from widgets.warm_pane import WarmPane
 
 DWELL_S = 2.0
 """Staying this long on a highlighted note counts as opening it (an access); passing over it does not."""
+WIDE = 110
+"""From this many columns the lists and the note sit side by side; below, one side shows at a time."""
+TALL = 32
+"""Below this many rows the graph and knobs get less room (the note and the lists come first)."""
 
 
 class CompanionApp(App[int]):
@@ -61,6 +65,8 @@ class CompanionApp(App[int]):
     AUTO_FOCUS = "#hot"  # keys work at once; `/` goes to the search box
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_search", "search"),
+        Binding("z", "zoom", "zoom"),
+        Binding("v", "other_side", "note/lists"),
         Binding("h", "focus_pane('hot')", "hot", show=False),
         Binding("w", "focus_pane('warm')", "warm", show=False),
         Binding("p", "focus_pane('knobs')", "policy", show=False),
@@ -151,6 +157,28 @@ class CompanionApp(App[int]):
                 yield PolicyKnobs(self.policy, id="knobs")
         yield StatusLine(id="status")
         yield Footer()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Lay the panes out for the terminal's size (see `app.tcss`): side by side from `WIDE` columns, else one
+        side at a time (`v` switches); the knobs' and graph's share shrinks below `TALL` rows."""
+        self.set_class(event.size.width < WIDE, "-narrow")
+        self.set_class(event.size.height < TALL, "-short")
+
+    def action_zoom(self) -> None:
+        """Give the focused pane the whole screen, or give the others back."""
+        if self.screen.maximized is not None:
+            self.screen.minimize()
+        elif self.focused is not None:
+            self.screen.maximize(self.focused)
+
+    def action_other_side(self) -> None:
+        """On a narrow terminal: show the note, graph and knobs instead of the lists, or the lists again."""
+        self._show_side(details=not self.has_class("-details"))
+
+    def _show_side(self, *, details: bool) -> None:
+        self.set_class(details, "-details")
+        if self.has_class("-narrow"):
+            self.query_one("#note" if details else "#warm").focus()
 
     def on_mount(self) -> None:
         """Start the indexer's catch-up, then show the tiers."""
@@ -441,7 +469,8 @@ class CompanionApp(App[int]):
         self.query_one("#search", Input).focus()
 
     def action_focus_pane(self, widget_id: str) -> None:
-        """Focus a pane."""
+        """Focus a pane (on a narrow terminal, showing its side first)."""
+        self.set_class(widget_id in ("note", "graph", "knobs"), "-details")
         self.query_one(f"#{widget_id}").focus()
 
     def action_save_policy(self) -> None:

@@ -90,3 +90,31 @@ def drive(term: Terminal, demo: Path) -> None:
     while time.monotonic() < deadline and "Vault Companion" in term.screen():
         time.sleep(0.2)
     assert "Vault Companion" not in term.screen()
+
+
+def test_the_app_in_a_small_tmux_terminal(demo: Path, terminal: Callable[..., Terminal]) -> None:
+    # 80x24: one side at a time. A person searches, reads the note names, switches to the note with `v`, sees a
+    # knob's whole value, and comes back.
+    term = terminal("companion-small", 80, 24)
+    term.companion("--vault", str(demo))
+    term.wait(r"index: watching, \d+ notes")
+    term.keys("/", pause=0.4)
+    term.keys("ski trip budget", literal=True, pause=0.4)
+    term.wait(r"▊  ski trip budget")
+    term.keys("Enter", pause=0.4)
+    term.wait(r"Warm: 'ski trip budget' \(\d+\)")
+    term.wait(r"Memory/Ski trip budget\.md")  # the note column is readable at 80 columns
+    term.keys("v", pause=0.4)
+    term.wait(r"Graph: ")
+    assert "Warm:" not in term.screen()
+    term.keys("p", pause=0.4)  # the knobs...
+    term.keys("z", pause=0.4)  # ...zoomed to the whole screen
+    term.wait(r"access_resistance\s+0\.008")  # a knob's value is not cut to 0.00
+    term.keys("z", pause=0.4)
+    term.keys("w", pause=0.4)  # back to the lists
+    term.wait(r"Warm: 'ski trip budget'")
+    term.keys("C-q", pause=0.4)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and "Vault Companion" in term.screen():
+        time.sleep(0.2)
+    assert "Vault Companion" not in term.screen()

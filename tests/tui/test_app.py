@@ -67,7 +67,7 @@ def test_lowering_hot_limit_moves_sessions_to_warm(ws: Workspace) -> None:
         assert app.query_one(HotPane).row_count == 3
         warm = app.query_one(WarmPane)
         assert warm.row_count == 2
-        tiers = [str(warm.get_row_at(i)[7]) for i in range(warm.row_count)]
+        tiers = [str(warm.get_row_at(i)[8]) for i in range(warm.row_count)]
         assert "moved" in tiers and set(tiers) <= {"moved", "pushed out"}  # marked against the last change
         await pilot.press("plus", "plus")
         await settle(pilot)
@@ -96,7 +96,7 @@ def test_search_fills_the_warm_pane_and_opens_the_note(ws: Workspace) -> None:
         await settle(pilot)
         warm = app.query_one(WarmPane)
         assert warm.row_count >= 1
-        assert warm.get_row_at(0)[8] == conversation_path(-60, "sourdough")
+        assert warm.get_row_at(0)[1] == conversation_path(-60, "sourdough")
         assert app.focused is warm
         await settle(pilot)
         assert app.query_one("#note").border_title == conversation_path(-60, "sourdough")
@@ -147,6 +147,53 @@ def test_main_screen_snapshot(ws: Workspace, snap_compare: Any) -> None:
     assert snap_compare(CompanionApp(ws, as_of=NOW), terminal_size=(140, 42), run_before=before)
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)])
+def test_the_layout_fits_the_terminal_snapshot(ws: Workspace, snap_compare: Any, size: tuple[int, int]) -> None:
+    # 80x24 shows one side at a time (the lists: note names readable); 120 and 200 columns show both sides.
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await show(pilot, "chalet host Favre", CHALET)
+
+    assert snap_compare(CompanionApp(ws, as_of=NOW), terminal_size=size, run_before=before)
+
+
+def test_the_other_side_at_80x24_snapshot(ws: Workspace, snap_compare: Any) -> None:
+    # `v` shows the note, graph and knobs of the highlighted result in the whole width.
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await show(pilot, "chalet host Favre", CHALET)
+        await pilot.press("v")
+        await settle(pilot)
+
+    assert snap_compare(CompanionApp(ws, as_of=NOW), terminal_size=(80, 24), run_before=before)
+
+
+def test_zoom_and_sides_keys(ws: Workspace) -> None:
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def go() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            await show(pilot, "chalet host Favre", CHALET)
+            warm = app.query_one(WarmPane)
+            assert app.has_class("-narrow")
+            assert warm.region.width > 70 and app.query_one("#note").region.width == 0  # the lists, whole width
+            await pilot.press("v")
+            await settle(pilot)
+            assert app.query_one("#note").region.width > 70 and warm.region.width == 0
+            await pilot.press("v")
+            await settle(pilot)
+            assert warm.region.width > 70
+            warm.focus()
+            await pilot.press("z")
+            await settle(pilot)
+            assert app.screen.maximized is warm
+            await pilot.press("z")
+            assert app.screen.maximized is None
+
+    asyncio.run(go())
+
+
 def test_knobs_snapshot_after_lowering_hot_limit(ws: Workspace, snap_compare: Any) -> None:
     async def before(pilot: Pilot[Any]) -> None:
         await settle(pilot)
@@ -162,7 +209,7 @@ def test_the_graph_pane_shows_links_both_ways_and_follows_them(ws: Workspace) ->
     async def steps(pilot: Pilot[Any]) -> None:
         await pilot.press("slash", *"chalet host Favre", "enter")
         await settle(pilot)
-        assert app.query_one(WarmPane).get_row_at(0)[8] == "Memory/Chalet Les Praz.md"
+        assert app.query_one(WarmPane).get_row_at(0)[1] == "Memory/Chalet Les Praz.md"
         graph = app.query_one(LinkGraph)
         links_to, linked_from, _two_hops = graph.root.children
         assert [n.data for n in links_to.children] == [conversation_path(-40, "chalet")]
@@ -199,7 +246,7 @@ def test_the_app_watches_the_vault_and_shows_a_new_note_without_a_restart(ws: Wo
         await until(pilot, lambda: app.indexed_batches > batches, "the watcher's batch")
         await settle(pilot)
         assert app.context is not None and app.context.results[0].path == "Memory/Marmalade.md"
-        assert app.query_one(WarmPane).get_row_at(0)[8] == "Memory/Marmalade.md"
+        assert app.query_one(WarmPane).get_row_at(0)[1] == "Memory/Marmalade.md"
         assert "watching, 12 notes" in app.query_one(StatusLine).state
 
     run(app, steps)
@@ -226,7 +273,7 @@ def test_an_agents_write_shows_in_the_app_as_it_lands(ws: Workspace) -> None:
         await until(pilot, lambda: app.indexed_batches > batches, "the watcher's batch")
         await settle(pilot)
         assert app.context is not None and app.context.results[0].path == done.path
-        assert app.query_one(WarmPane).get_row_at(0)[8] == done.path
+        assert app.query_one(WarmPane).get_row_at(0)[1] == done.path
 
     run(app, steps)
 
@@ -261,7 +308,7 @@ async def show(pilot: Pilot[Any], query: str, path: str) -> None:
     search.value = ""
     await pilot.press("slash", *query, "enter")
     await settle(pilot)
-    assert app.query_one(WarmPane).get_row_at(0)[8] == path
+    assert app.query_one(WarmPane).get_row_at(0)[1] == path
     assert app.query_one("#note").border_title == path
 
 
@@ -385,12 +432,12 @@ def test_explain_sort_open_and_the_command_palette(ws: Workspace) -> None:
         assert opened == ["obsidian://open?vault=vault&file=Memory%2FChalet%20Les%20Praz"]
         warm = app.query_one(WarmPane)
         warm.focus()
-        await pilot.press("s", "s")  # final, then sim
+        await pilot.press("s", "s", "s")  # final, note, then sim
         assert warm.sort_column == "sim"
-        sims = [float(str(warm.get_row_at(i)[1])) for i in range(warm.row_count) if warm.get_row_at(i)[1]]
+        sims = [float(str(warm.get_row_at(i)[2])) for i in range(warm.row_count) if warm.get_row_at(i)[2]]
         assert sims == sorted(sims, reverse=True)
         await pilot.press("S")
-        sims = [float(str(warm.get_row_at(i)[1])) for i in range(warm.row_count) if warm.get_row_at(i)[1]]
+        sims = [float(str(warm.get_row_at(i)[2])) for i in range(warm.row_count) if warm.get_row_at(i)[2]]
         assert sims == sorted(sims)
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert {"Pin or unpin the note", "Merge the note into another", "Undo the last curation"} <= set(titles)
@@ -486,7 +533,7 @@ def test_passing_over_rows_counts_no_access_but_enter_and_staying_do(
         await pilot.press("slash", *"chalet kitchen boiler", "enter")
         await settle(pilot)
         warm = app.query_one(WarmPane)
-        paths = [str(warm.get_row_at(i)[8]) for i in range(min(warm.row_count, 5))]
+        paths = [str(warm.get_row_at(i)[1]) for i in range(min(warm.row_count, 5))]
         assert len(paths) >= 4
         warm.focus()
         before = counts(paths)
@@ -521,7 +568,7 @@ def test_end_and_home_go_to_the_last_and_first_row_and_escape_closes_the_key_hel
         await pilot.press("end")
         await settle(pilot)
         assert warm.cursor_row == warm.row_count - 1
-        assert app.query_one("#note").border_title == warm.get_row_at(warm.row_count - 1)[8]
+        assert app.query_one("#note").border_title == warm.get_row_at(warm.row_count - 1)[1]
         await pilot.press("home")
         assert warm.cursor_row == 0
         app.action_show_help_panel()
