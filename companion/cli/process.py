@@ -26,6 +26,7 @@ from companion.recall.scope import parse_as_of
 from companion.vault.audit import AuditLog
 from companion.vault.discovery import locate_vault
 from companion.vault.paths import inside_vault, vault_relative
+from companion.words import counted
 from companion.workspace import Workspace
 from indexer.lock import WriterLock
 
@@ -172,10 +173,6 @@ def _json(report: AgentReport) -> dict[str, Any]:
     }
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def _print(report: AgentReport) -> None:
     verb = "would " if report.dry_run else ""
     print(f"{report.agent}: {report.source}")
@@ -214,7 +211,8 @@ def _print(report: AgentReport) -> None:
         if embed.reason:
             print(f"  history notes {embed.pattern}: {embed.reason}")
         for day in embed.notes:
-            print(f"  {verb}write history note {day.path} ({_count(day.entries, 'entry', 'entries')}, {day.added} new)")
+            entries = counted(day.entries, "entry", "entries")
+            print(f"  {verb}write history note {day.path} ({entries}, {day.added} new)")
         if embed.status:
             print(f"  {embed.status} status replies (such as HEARTBEAT_OK) left out of the history notes")
     if report.redacted_lines:
