@@ -26,6 +26,7 @@ from companion.recall.temporal import TemporalItem
 from companion.vault.dates import note_day
 from companion.vault.graph import VaultGraph
 from companion.vault.reader import valid_name
+from companion.words import counted
 from companion.workspace import Workspace
 from indexer.graphs import manifest_graph
 from indexer.search import fts_query
@@ -184,7 +185,9 @@ class AgentApi:
         if not paths or now - when > window:
             raise AgentInputError(field, f"{name} names nothing: no search in the last {window // 60} minutes")
         if not 1 <= number <= len(paths):
-            raise AgentInputError(field, f"{name} names nothing: the last search returned {len(paths)} notes")
+            raise AgentInputError(
+                field, f"{name} names nothing: the last search returned {counted(len(paths), 'note')}"
+            )
         return paths[number - 1]
 
     def read(self, note: str) -> NoteView:

@@ -14,6 +14,7 @@ from companion.errors import ConfigError
 from companion.recall.results import RecallItem
 from companion.recall.scope import Scope, parse_day, parse_where
 from companion.vault.sessions import SessionSummary
+from companion.words import counted
 from companion.workspace import Workspace
 
 
@@ -83,7 +84,8 @@ def sync_first(ws: Workspace, args: argparse.Namespace) -> None:
     bar.close()
     if report is not None and (report.notes_indexed or report.notes_deleted):
         print(
-            f"companion: indexed {report.notes_indexed} notes, removed {report.notes_deleted} before answering",
+            f"companion: indexed {counted(report.notes_indexed, 'note')}, removed {report.notes_deleted} "
+            "before answering",
             file=sys.stderr,
         )
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from companion.cli.output import ProgressBar, print_json
 from companion.locations import data_root
+from companion.words import counted
 from companion.workspace import Workspace
 from indexer.lock import WriterLock
 
@@ -77,10 +78,13 @@ def run(args: argparse.Namespace) -> int:
         f"{summary.memory_notes} memory notes, {summary.other_notes} other notes"
     )
     print(
-        f"indexed     {report.notes_indexed} notes, {report.chunks_embedded} chunks embedded "
+        f"indexed     {counted(report.notes_indexed, 'note')}, {counted(report.chunks_embedded, 'chunk')} embedded "
         f"in {report.elapsed_s:.1f} s"
     )
-    print(f"hot tier    {len(hot)} sessions (policy: {ws.config.retention.hot_limit} per user and chat, 2 days)")
+    print(
+        f"hot tier    {counted(len(hot), 'session')} "
+        f"(policy: {ws.config.retention.hot_limit} per user and chat, 2 days)"
+    )
     for query, hits in samples.items():
         print(f"\nrecall  {query!r}")
         for rank, h in enumerate(hits, 1):

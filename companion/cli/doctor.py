@@ -13,6 +13,7 @@ from companion.locations import config_path, models_dir
 from companion.pipeline.history import find_sources
 from companion.pipeline.run import plan_for
 from companion.pipeline.triggers import TriggerState, processor_key
+from companion.words import counted
 from companion.workspace import Workspace
 from indexer.lock import WriterLock
 
@@ -148,8 +149,9 @@ def _print(report: dict[str, Any]) -> None:
     if "vectors" in store:
         print(f"          {store['vectors']} vectors, {store['orphans']} orphans, {store['missing']} missing")
     print(
-        f"index     {index['notes']} notes, {index['chunks']} chunks, {index['pending']} pending, "
-        f"{index['stale']} notes not yet indexed"
+        f"index     {counted(index['notes'], 'note')}, {counted(index['chunks'], 'chunk')}, "
+        f"{index['pending']} pending, "
+        f"{counted(index['stale'], 'note')} not yet indexed"
     )
     for skipped in index["skipped"]:
         print(f"          skipped: {skipped['path']}: {skipped['reason']}")

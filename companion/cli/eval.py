@@ -24,6 +24,7 @@ from companion.errors import ConfigError
 from companion.recall.evaluate import CUTOFFS, PAIRED_METRICS, Judged, Paired, Scores, by_label, paired, score
 from companion.recall.scope import Scope, parse_as_of, where_from_mapping
 from companion.vault.sessions import local_moment
+from companion.words import counted
 from indexer.search import Searcher, fts_query
 
 MODES = ("hybrid", "bm25", "dense")
@@ -165,7 +166,7 @@ def _baseline(searcher: Searcher, mode: str, query: str, k: int, scope: Scope) -
 
 def _table(title: str, scores: dict[str, Scores]) -> None:
     first = next(iter(scores.values()))
-    print(f"\n{title} ({first.questions} questions)")
+    print(f"\n{title} ({counted(first.questions, 'question')})")
     head = "".join(f"{'recall@' + str(k):>11}" for k in CUTOFFS) + f"{'all@5':>9}{'MRR':>8}"
     print(f"  {'':8}{head}")
     for mode, s in scores.items():

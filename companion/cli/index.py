@@ -19,6 +19,7 @@ from companion.locations import config_path
 from companion.pipeline.autorun import INTERVAL_S, AutoProcessor
 from companion.pipeline.run import AgentReport
 from companion.pipeline.triggers import Due
+from companion.words import counted
 from companion.workspace import Workspace
 from indexer.lock import WriterLock
 from indexer.sync import Indexer, IndexReport
@@ -217,7 +218,7 @@ def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool
     out = sys.stdout
     print(f"vault   {ws.root}  ({ws.location.detail})", file=out)
     print(
-        f"indexed {report.notes_indexed} notes ({report.notes_renamed} renamed, "
+        f"indexed {counted(report.notes_indexed, 'note')} ({report.notes_renamed} renamed, "
         f"{report.notes_unchanged} touched only), deleted {report.notes_deleted}, "
         f"skipped {report.notes_skipped}",
         file=out,
@@ -228,9 +229,9 @@ def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool
         f"(model {report.embed_s:.2f} s)",
         file=out,
     )
-    print(f"index   {notes} notes, {chunks} chunks  [{ws.store_kind}]", file=out)
+    print(f"index   {counted(notes, 'note')}, {counted(chunks, 'chunk')}  [{ws.store_kind}]", file=out)
     if first and ws.vault.left_out:
         reasons = ", ".join(f"{n} in {why}" for why, n in sorted(ws.vault.left_out.items(), key=lambda x: -x[1]))
-        print(f"left out {sum(ws.vault.left_out.values())} notes: {reasons}", file=out)
+        print(f"left out {counted(sum(ws.vault.left_out.values()), 'note')}: {reasons}", file=out)
     for path, reason in report.skipped:
         print(f"skipped {path}: {reason}", file=out)

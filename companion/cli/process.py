@@ -101,7 +101,7 @@ def index_notes(ws: Workspace, paths: list[Path]) -> dict[str, Any]:
         return {"notes": 0, "chunks": 0, "message": held}
     finally:
         ws.close()
-    message = f"indexed {report.notes_indexed} notes ({report.chunks_embedded} chunks embedded)"
+    message = f"indexed {counted(report.notes_indexed, 'note')} ({counted(report.chunks_embedded, 'chunk')} embedded)"
     skipped = "".join(f"; skipped {p}: {why}" for p, why in report.skipped)
     return {"notes": report.notes_indexed, "chunks": report.chunks_embedded, "message": message + skipped}
 
@@ -176,7 +176,7 @@ def _json(report: AgentReport) -> dict[str, Any]:
 def _print(report: AgentReport) -> None:
     verb = "would " if report.dry_run else ""
     print(f"{report.agent}: {report.source}")
-    print(f"  {report.entries} entries; {verb}keep {report.kept}")
+    print(f"  {counted(report.entries, 'entry', 'entries')}; {verb}keep {report.kept}")
     print(f"  {verb}drop {len(report.dropped)}, {verb}replace (redact) {len(report.replaced)}")
     for archive in report.archives:
         print(f"  {verb}archive {archive.entries} into {archive.path}")

@@ -30,6 +30,7 @@ from companion.recall.engine import Recall
 from companion.recall.results import Located, RecalledContext
 from companion.recall.scope import Scope, parse_as_of, where_from_mapping
 from companion.recall.temporal import temporal_json
+from companion.words import counted
 from companion.workspace import Workspace
 
 
@@ -134,9 +135,12 @@ def _print(context: RecalledContext, explain: bool, why: str = "", located: dict
             for line in item.explanation.lines():
                 print(f"      {line}")
     if context.sessions:
-        print(f"hot     {len(context.sessions)} sessions: " + ", ".join(f"{s.date} {s.time}" for s in context.sessions))
+        print(
+            f"hot     {counted(len(context.sessions), 'session')}: "
+            + ", ".join(f"{s.date} {s.time}" for s in context.sessions)
+        )
     if context.temporal:
-        print(f"recent  {len(context.temporal)} sessions in the temporal tier (companion recent lists them)")
+        print(f"recent  {counted(len(context.temporal), 'session')} in the temporal tier (companion recent lists them)")
 
 
 @dataclass(frozen=True)

@@ -224,4 +224,4 @@ def _print_list(data: dict[str, Any]) -> None:
 def _print_graph(data: dict[str, Any]) -> None:
     for node in data["nodes"]:
         print(f"{'  ' * node['hops']}{node['path']}" + (f"  ({counted(node['hops'], 'hop')})" if node["hops"] else ""))
-    print(f"{len(data['edges'])} links among them")
+    print(f"{counted(len(data['edges']), 'link')} among them")

@@ -15,6 +15,7 @@ from textual.message import Message
 
 from companion.errors import CompanionError, IndexLockedError
 from companion.tui.messages import IndexChanged, IndexStatus, Notice
+from companion.words import counted
 from companion.workspace import Workspace
 from indexer.lock import WriterLock
 from indexer.sync import Indexer, IndexReport
@@ -99,7 +100,7 @@ class IndexKeeper:
             if self._stop.is_set():
                 raise _Stopped  # a quit mid-batch: the journal undoes the half-written batch on the next start
             self.idle = False
-            self._post(IndexStatus(state=f"indexing {done} of {total} chunks"))
+            self._post(IndexStatus(state=f"indexing {done} of {counted(total, 'chunk')}"))
 
         with self.lock:  # the meta checks use the readers' connection
             indexer = self.workspace.indexer(own_connections=True)
@@ -143,7 +144,7 @@ class IndexKeeper:
         notes, chunks = indexer.manifest.counts()
         self.batches += 1
         self.idle = True
-        self._post(IndexStatus(state=f"watching, {notes} notes, {chunks} chunks"))
+        self._post(IndexStatus(state=f"watching, {counted(notes, 'note')}, {counted(chunks, 'chunk')}"))
         if report.notes_indexed or report.notes_deleted:
             self._post(IndexChanged())
 
@@ -152,7 +153,7 @@ class IndexKeeper:
         with self.lock:
             generation = self.workspace.manifest.generation()
             notes, chunks = self.workspace.manifest.counts()
-        self._post(IndexStatus(state=f"following, {notes} notes, {chunks} chunks"))
+        self._post(IndexStatus(state=f"following, {counted(notes, 'note')}, {counted(chunks, 'chunk')}"))
         self.idle = True
         while not self._stop.wait(FOLLOW_S):
             with self.lock:

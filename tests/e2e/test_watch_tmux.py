@@ -34,7 +34,7 @@ def term(terminal: Callable[..., Terminal]) -> Terminal:
 def test_watch_in_tmux(vault: Path, term: Terminal) -> None:
     term.companion("index", "--watch", "--vault", str(vault))
     screen = term.wait("watching", history=200).string
-    assert "indexed 1 notes" in screen
+    assert "indexed 1 note (" in screen
 
     write(vault, "Notes/skiing.md", "We go to Chamonix on 14 February.\n")
     term.wait("1 indexed", history=200)
