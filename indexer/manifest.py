@@ -22,10 +22,12 @@ from typing import Any
 from companion.errors import StoreError
 from companion.recall.scope import COLUMN_FIELDS, Scope
 from companion.sqlrows import rows_in
+from companion.vault.parse import aliases_of
 from companion.words import segment
 
 SCHEMA_VERSION = "3"
-"""2 added `fields` and `links` to `notes`, so recall filters, dates and the graph need no file reads."""
+"""2 added `fields` and `links` to `notes`, so recall filters, dates and the graph need no file reads; 3 cut unspaced
+scripts into character pairs in the full-text index and added the `aliases` table (exact-name look-ups)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -63,6 +65,9 @@ CREATE TABLE IF NOT EXISTS skipped (
     reason TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS pending (id TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS aliases (key TEXT NOT NULL, path TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS aliases_key ON aliases(key);
+CREATE INDEX IF NOT EXISTS aliases_path ON aliases(path);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, body, tokenize = 'porter unicode61');
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_terms USING fts5vocab(fts, 'row');
 """
@@ -268,7 +273,7 @@ class Manifest:
     def reset(self) -> None:
         """Forget everything indexed (for a rebuild); the schema stays."""
         with self.transaction() as db:
-            for table in ("notes", "chunks", "skipped", "pending", "fts"):
+            for table in ("notes", "chunks", "skipped", "pending", "fts", "aliases"):
                 db.execute(f"DELETE FROM {table}")
 
     def invalidate(self) -> None:
@@ -399,10 +404,10 @@ class Manifest:
         key = name.strip().casefold()
         if not key:
             return []
+        # Two index look-ups: every recall asks this, so it must not scan the notes' frontmatter.
         rows = self._db.execute(
-            "SELECT path FROM notes WHERE title_key = ? OR (instr(fields, '\"aliases\"') > 0 AND EXISTS "
-            "(SELECT 1 FROM json_each(notes.fields, '$.aliases') AS a WHERE casefold(a.value) = ?)) "
-            "ORDER BY length(path), path LIMIT 20",
+            "SELECT path FROM (SELECT path FROM notes WHERE title_key = ? "
+            "UNION SELECT path FROM aliases WHERE key = ?) ORDER BY length(path), path LIMIT 20",
             (key, key),
         )
         return [str(path) for (path,) in rows]
@@ -555,6 +560,14 @@ class Manifest:
         db.execute(
             "INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)", (rowid, segment(record.title), segment(body))
         )
+        db.execute("DELETE FROM aliases WHERE path = ?", (record.path,))
+        db.executemany(
+            "INSERT INTO aliases(key, path) VALUES (?, ?)",
+            # Most notes have none: their frontmatter is not decoded for it.
+            [(a.casefold(), record.path) for a in aliases_of(record.frontmatter)]
+            if '"alias' in record.fields_json
+            else [],
+        )
         db.execute("DELETE FROM chunks WHERE path = ?", (record.path,))
         db.executemany(
             "INSERT OR REPLACE INTO chunks(id, path, anchor, text_hash, start_line, end_line, ord) "
@@ -572,6 +585,7 @@ class Manifest:
         if row is not None:
             db.execute("DELETE FROM fts WHERE rowid = ?", (int(row[0]),))
         db.execute("DELETE FROM notes WHERE path = ?", (path,))
+        db.execute("DELETE FROM aliases WHERE path = ?", (path,))
         db.execute("DELETE FROM chunks WHERE path = ?", (path,))
         db.execute("DELETE FROM skipped WHERE path = ?", (path,))
 

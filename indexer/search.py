@@ -275,7 +275,8 @@ class Searcher:
         found = self.manifest.named(name.strip().strip("?!.\"'“”«»「」"))
         if not found or scope is None:
             return found
-        return [row.removesuffix("#") for row, _ in self._in_scope([(f"{p}#", 1.0) for p in found], scope)]
+        kept = self._paths_in_scope(found, scope)
+        return [p for p in found if p in kept]
 
     def _coverage(self, terms: list[str], path: str) -> float:
         """The share of the query's terms, weighted by their BM25 idf, that the note at `path` holds."""
@@ -330,13 +331,17 @@ class Searcher:
         return found
 
     def _in_scope(self, rows: list[tuple[str, float]], scope: Scope) -> list[tuple[str, float]]:
-        records = self.manifest.notes_by_path([i.rpartition("#")[0] for i, _ in rows])
-        ok = {
+        ok = self._paths_in_scope([i.rpartition("#")[0] for i, _ in rows], scope)
+        return [row for row in rows if row[0].rpartition("#")[0] in ok]
+
+    def _paths_in_scope(self, paths: Sequence[str], scope: Scope) -> set[str]:
+        """Which of these notes the scope lets through, checked against the manifest."""
+        records = self.manifest.notes_by_path(paths)
+        return {
             path
             for path, r in records.items()
             if scope.matches(path, r.kind, r.note_type, note_day(r.date), r.frontmatter)
         }
-        return [row for row in rows if row[0].rpartition("#")[0] in ok]
 
     def infos(self, paths: Sequence[str]) -> dict[str, NoteInfo]:
         """What the manifest knows of these notes."""

@@ -133,7 +133,7 @@ class AgentApi:
             rows = self.workspace.manifest.lexical(match, k) if match else []
             return [self._found(p, score, mode) for p, score in rows]
         centre = self.resolve(query, "query")
-        near = self._graph_now().neighbours(centre, 2)
+        near = self.link_graph().neighbours(centre, 2)
         ranked = sorted((d, p) for p, d in near.items() if p != centre and p.endswith(".md"))
         return [self._found(p, 1.0 / d, mode) for d, p in ranked[:k]]
 
@@ -163,7 +163,7 @@ class AgentApi:
             raise AgentInputError(field, f"{name!r} leaves the vault ('..'); name a note inside it")
         if not valid_name(name):
             raise AgentInputError(field, "the name is not valid text")
-        graph = self._graph_now()
+        graph = self.link_graph()
         for candidate in (name, f"{name}.md"):
             if candidate in graph.resolver and candidate.endswith(".md"):
                 return candidate
@@ -198,7 +198,7 @@ class AgentApi:
             parsed = self.workspace.vault.read_note(path)
         except NoteError as exc:
             raise AgentInputError("note", f"{path} cannot be read: {exc.reason}") from exc
-        graph = self._graph_now()
+        graph = self.link_graph()
         seen: dict[str, LinkView] = {}
         for link in parsed.links:
             if link.target and link.target not in seen:
@@ -225,7 +225,7 @@ class AgentApi:
     def links(self, note: str) -> Links:
         """`vault_links`: what a note links to (each target once, unresolved ones included) and what links to it."""
         path = self.resolve(note)
-        graph = self._graph_now()
+        graph = self.link_graph()
         seen: dict[str, LinkView] = {}
         for link, resolved in graph.outlinks(path):
             seen.setdefault(link.target, LinkView(link.target, resolved))
@@ -235,7 +235,7 @@ class AgentApi:
         """`vault_graph`: every note within `hops` links of one, either way, and the links among them."""
         path = self.resolve(note)
         hops = _count("hops", hops, MAX_HOPS)
-        graph = self._graph_now()
+        graph = self.link_graph()
         near = graph.neighbours(path, hops)
         near[path] = 0
         nodes = tuple(sorted(near.items(), key=lambda item: (item[1], item[0])))
@@ -306,8 +306,8 @@ class AgentApi:
             engine.record(dict.fromkeys(p.source for p in assembled.pieces if p.kind == "entity" and p.source))
         return assembled, counter
 
-    def _graph_now(self) -> VaultGraph:
-        """The link graph from the index, rebuilt when the index changed."""
+    def link_graph(self) -> VaultGraph:
+        """The vault's link graph from the index, rebuilt when the index changed (also how writes check links)."""
         ws = self.workspace
         generation = ws.manifest.generation()
         if self._graph is None or self._graph[0] != generation:

@@ -332,7 +332,7 @@ class AgentWriter:
         return found[0] if len(found) == 1 else None
 
     def _unresolved(self, body: str, path: str) -> tuple[str, ...]:
-        resolver = self._reader._graph_now().resolver
+        resolver = self._reader.link_graph().resolver
         targets = dict.fromkeys(link.target for link in extract(body).links if link.target)
         return tuple(t for t in targets if resolver.resolve(t, path) is None)
 

@@ -30,6 +30,7 @@ from companion.recall.sessionrefs import SessionRef, collect_sessions, ref_in_sc
 from companion.recall.temporal import TemporalItem, is_pure_recap, recap_boost, recent_items
 from companion.retention import RetentionPolicy
 from companion.vault.dates import session_datetime
+from companion.vault.notes import Note
 from companion.vault.reader import ObsidianVault
 from companion.vault.sessions import SessionSummary, local_moment, partition_hot, window_start
 
@@ -189,17 +190,8 @@ class Recall:
 
     def passage(self, item: RecallItem, max_chars: int = 1200) -> str:
         """The text of an item's best chunk (the whole body's start when no chunk matched), read from the vault."""
-        try:
-            note = self.vault.read_note(item.path)
-        except NoteError as exc:
-            self.vault.problems.append((exc.path, exc.reason))
-            return ""
-        lines = self.index.chunk_lines(item.path, item.anchor) if item.anchor else None
-        if lines is not None:
-            text = "\n".join(note_lines(note.body, note.body_line)[lines[0] : lines[1]]).strip()
-        else:
-            text = note.body.strip()
-        return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
+        found = self._chunk(item)
+        return "" if found is None else _cut(found[1].strip(), max_chars)
 
     def locate(self, item: RecallItem, snippet_chars: int = 160) -> Located:
         """The heading or block an item's best chunk sits at, as a link Obsidian opens, and the passage itself.
@@ -207,31 +199,36 @@ class Recall:
         Chunk anchors (`boiler~0`, `t12`) are the index's own ids; this turns them into what a person follows.
         """
         title = item.path.rsplit("/", 1)[-1].removesuffix(".md")
-        try:
-            note = self.vault.read_note(item.path)
-        except NoteError as exc:
-            self.vault.problems.append((exc.path, exc.reason))
+        found = self._chunk(item)
+        if found is None:
             return Located(f"[[{title}]]", "", "")
-        lines = self.index.chunk_lines(item.path, item.anchor) if item.anchor else None
-        all_lines = note_lines(note.body, note.body_line)
-        if lines is None:
-            passage, first = note.body, note.body_line
-        else:
-            passage, first = "\n".join(all_lines[lines[0] : lines[1]]), lines[0]
+        note, passage, first, in_chunk = found
         heading = next((h.text for h in reversed(note.headings) if h.line <= first), "")
         if heading.strip().casefold() == title.casefold():
             heading = ""  # a first heading that repeats the title says nothing the title does not
         block = _BLOCK_ID.search(passage)
         if heading:
             link = f"[[{title}#{heading}]]"
-        elif block is not None and lines is not None:
+        elif block is not None and in_chunk:
             link = f"[[{title}#^{block.group(1)}]]"
         else:
             link = f"[[{title}]]"
         text = " ".join(_BLOCK_ID.sub("", _COMMENT.sub("", passage)).split())
-        if len(text) > snippet_chars:
-            text = text[: snippet_chars - 1].rstrip() + "…"
-        return Located(link, heading, text)
+        return Located(link, heading, _cut(text, snippet_chars))
+
+    def _chunk(self, item: RecallItem) -> tuple[Note, str, int, bool] | None:
+        """(the note, its best chunk's text, the file line that text starts at, whether a chunk was found); the whole
+        body when none was. None when the note cannot be read (recorded among the vault's problems)."""
+        try:
+            note = self.vault.read_note(item.path)
+        except NoteError as exc:
+            self.vault.problems.append((exc.path, exc.reason))
+            return None
+        lines = self.index.chunk_lines(item.path, item.anchor) if item.anchor else None
+        if lines is None:
+            return note, note.body, note.body_line, False
+        text = "\n".join(note_lines(note.body, note.body_line)[lines[0] : lines[1]])
+        return note, text, lines[0], True
 
     def latest_summary(self, as_of: dt.datetime | None = None) -> tuple[str, str] | None:
         """(path, body) of the newest `type: summary` note up to `as_of`, or None; `%% comments %%` are left out, as
@@ -466,3 +463,7 @@ def _name_index(hits: Sequence[Hit]) -> dict[str, list[str]]:
         for name in _names_of(hit.info):
             out.setdefault(name, []).append(hit.path)
     return out
+
+
+def _cut(text: str, max_chars: int) -> str:
+    return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"

@@ -304,8 +304,9 @@ class CompanionApp(App[int]):
             except CompanionError as exc:
                 self.post_message(Notice(str(exc), title="recall failed", severity="error"))
                 return
-            generation = self.workspace.manifest.generation()
-        self.post_message(RecallReady(asked, query, context, self._headings(engine, context, generation)))
+            # Under the lock too: finding a passage's heading asks the manifest (the readers' shared connection).
+            headings = self._headings(engine, context, self.workspace.manifest.generation())
+        self.post_message(RecallReady(asked, query, context, headings))
 
     def _headings(self, engine: Recall, context: RecalledContext, generation: object) -> dict[str, str]:
         """The heading of each scored result's best passage, read once per note and index state (a knob press
