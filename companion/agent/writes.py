@@ -1,12 +1,13 @@
 """What an agent writes: typed memories (`remember`), notes (`vault_write`) and deletions (`vault_delete`).
 
-Seed 001's write safety: what the agent sends is a proposal. It is checked (types, sizes, a title that is a name and
-not a path, text that is valid Unicode and carries no frontmatter of its own) and held against the policy (writes
-allowed at all, `AGENT_VAULT_AUTO_WRITE`, the daily and per-session budgets, seed 004's dedupe) before anything is
-written. A write is a curation plan applied by the `Curator`: atomic, refused with nothing written when the file
-changed since it was read (an edit in Obsidian at the same moment is never overwritten), recorded in the audit log
-with the agent's name, version and the prompt and model versions it passed, and undoable with `companion undo`.
-Every refusal is recorded too, with its reason, so the audit log holds every decision.
+Write safety: what the agent sends is a proposal. It is checked (types, sizes, a title that is a name and
+not a path and fits a file name in bytes, text that is valid Unicode without control characters and carries no
+frontmatter of its own) and held against the policy (writes allowed at all, `AGENT_VAULT_AUTO_WRITE`, the daily and
+per-session budgets, the overlap dedupe) before anything is written. A write is a curation plan applied by the
+`Curator`: atomic, refused with nothing written when the file changed since it was read (an edit in Obsidian at the
+same moment is never overwritten), recorded in the audit log with the agent's name, version and the prompt and model
+versions it passed, and undoable with `companion undo`. Every refusal is recorded too, with its reason, so the audit
+log holds every decision.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 import yaml
 
 from companion.agent.api import AgentApi
+from companion.atomic import NAME_BYTES, fit_name
 from companion.config import AgentWritesConfig
 from companion.curation.curator import Curator
 from companion.curation.plans import Plan, PlannedWrite
@@ -32,13 +34,24 @@ from companion.vault.links import extract
 from companion.workspace import Workspace
 
 MEMORY_TYPES = ("fact", "entity", "experience", "belief", "reflection", "recipe")
-"""Seed 004's typed memories."""
+"""The types of memory `remember` writes."""
 WRITE_ACTIONS = ("remember", "write", "delete")
 """Audit actions of accepted agent writes (what the budgets count)."""
+TITLE_CHARS = 120
+"""The longest title, in characters."""
+TITLE_BYTES = 200
+"""The longest title in bytes of UTF-8, as the file name holds it: with `.md`, a numbered copy's ` 12` (the trash)
+and room to spare it stays under the 255 bytes a file name may take (100 CJK characters are 300 bytes)."""
+FOLDER_BYTES = 1000
+"""The longest folder path an agent may name, in bytes of UTF-8 (each of its names at most 255 bytes), so the
+note's whole path stays well inside what the system lets a program open."""
 
 _WORD = re.compile(r"\w+")
 _NOT_IN_NAMES = re.compile(r'[*"<>:|?#^\[\]]+')  # characters Obsidian refuses or reads as link syntax in file names
 _FRONTMATTER_START = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
+# C0 control characters but tab, line feed and carriage return: a NUL makes a note unreadable to every Markdown
+# reader (and the indexer), the others are invisible in Obsidian and break YAML.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 class WriteRefused(AgentInputError):
@@ -125,7 +138,7 @@ class AgentWriter:
         session: str | None = None,
         ignore_dedupe: bool = False,
     ) -> Written:
-        """Seed 004's `remember`: a typed memory note in the memory folder, with its type, confidence, source,
+        """`remember`: a typed memory note in the memory folder, with its type, confidence, source,
         creation time, tags and a link back to the session it came from."""
         try:
             if memory_type not in MEMORY_TYPES:
@@ -168,7 +181,7 @@ class AgentWriter:
         tags: Sequence[str] = (),
         ignore_dedupe: bool = False,
     ) -> Written:
-        """Seed 004's `vault_write`: a note by canonical title; the same title again updates that note in place
+        """`vault_write`: a note by canonical title; the same title again updates that note in place
         (dedupe is skipped), new content overlapping another note is refused naming it unless `ignore_dedupe`."""
         try:
             name = _title(title)
@@ -187,12 +200,15 @@ class AgentWriter:
             raise
 
     def delete(self, note: str) -> Written:
-        """Seed 004's `vault_delete`: the note goes to Obsidian's trash (`.trash/`), as the app's delete does."""
+        """`vault_delete`: the note goes to Obsidian's trash (`.trash/`), as the app's delete does."""
         try:
             path = self._reader.resolve(note)
             self._admit("delete")
             curator = self._curator()
-            plan = curator.plan_delete(path)
+            try:
+                plan = curator.plan_delete(path)
+            except CompanionError as exc:  # its folder is a link, it vanished: refused, and recorded as such
+                raise WriteRefused("note", str(exc)) from exc
             entry = self._apply(curator, plan)
             moved = next((c.path for c in entry.changes if c.after is not None and c.path != path), None)
             return Written(path, "deleted", entry.id, moved_to=moved)
@@ -210,8 +226,14 @@ class AgentWriter:
         unresolved = self._unresolved(body, existing or f"{folder}/{name}.md")
         curator = self._curator()
         if existing is not None:
-            # The same title: an update in place (seed 004), the note's other properties and its layout kept.
-            raw = (self.workspace.vault.root / existing).read_bytes()
+            # The same title: an update in place, the note's other properties and its layout kept.
+            # Read as the curator writes: never through a folder link, which could lead out of the vault.
+            try:
+                raw = curator.current(existing)
+            except CompanionError as exc:
+                raise WriteRefused("note", str(exc)) from exc
+            if raw is None:
+                raise WriteRefused("note", f"{existing}: was moved or deleted just now; nothing was written, try again")
             text = _decoded(existing, raw)
             head = text[: len(text) - len(split_body(text))]
             new = head + body if head else body
@@ -274,7 +296,7 @@ class AgentWriter:
             raise WriteRefused("budget", f"today's budget of {self.policy.daily_budget * scale} agent writes is spent")
 
     def refused(self, action: str, exc: AgentInputError) -> None:
-        """Record a refused write with its reason (seed 001: every decision is logged)."""
+        """Record a refused write with its reason (every decision is logged)."""
         # If the log cannot be written the refusal still stands: the agent gets its error either way.
         with contextlib.suppress(OSError):
             self._audit.record(
@@ -306,6 +328,7 @@ class AgentWriter:
         most = self.policy.max_note_kb * 1024
         if size > most:
             raise AgentInputError(field_name, f"is {size:,} bytes; an agent may write at most {most:,}")
+        _no_control(field_name, text)
         if _FRONTMATTER_START.match(text):
             raise AgentInputError(
                 field_name, "starts with a frontmatter block (---); pass type and tags as arguments instead"
@@ -321,6 +344,14 @@ class AgentWriter:
             raise AgentInputError("folder", f"{folder!r} is not a visible folder inside the vault")
         if "\\" in name or _NOT_IN_NAMES.search(name):
             raise AgentInputError("folder", f"{folder!r} holds characters a folder name cannot have")
+        longest = max(len(part.encode("utf-8")) for part in parts)
+        if longest > NAME_BYTES:
+            raise AgentInputError(
+                "folder", f"has a name of {longest} bytes (UTF-8); each folder name may take at most {NAME_BYTES} bytes"
+            )
+        size = len(name.encode("utf-8"))
+        if size > FOLDER_BYTES:
+            raise AgentInputError("folder", f"is {size} bytes long (UTF-8); at most {FOLDER_BYTES} bytes")
         return name
 
     def _same_title(self, name: str, folder: str) -> str | None:
@@ -372,8 +403,14 @@ def _title(title: object) -> str:
     name = " ".join(_NOT_IN_NAMES.sub(" ", text).split()).strip(" .")
     if not name or name.startswith("."):
         raise AgentInputError("title", f"{text!r} leaves no usable note name")
-    if len(name) > 120:
-        raise AgentInputError("title", f"is {len(name)} characters long; at most 120")
+    if len(name) > TITLE_CHARS:
+        raise AgentInputError("title", f"is {len(name)} characters long; at most {TITLE_CHARS}")
+    size = len(name.encode("utf-8"))
+    if size > TITLE_BYTES:
+        # The file name is what the system limits, in bytes: 100 CJK characters or 50 emoji already take 200.
+        raise AgentInputError(
+            "title", f"is {size} bytes as a file name (UTF-8); at most {TITLE_BYTES} bytes, so shorten it"
+        )
     return name
 
 
@@ -381,7 +418,11 @@ def _title_from(text: str) -> str:
     """A title from a memory's first words, when the agent gives none."""
     first = re.split(r"(?<=[.!?])\s|\n", text.strip(), maxsplit=1)[0]
     words = " ".join(_NOT_IN_NAMES.sub(" ", first.replace("/", " ").replace("\\", " ")).split())
-    return _title(words[:80].rsplit(" ", 1)[0] if len(words) > 80 else words or "Memory")
+    if len(words) > 80 or len(words.encode("utf-8")) > TITLE_BYTES:
+        # Cut at a character boundary within the byte limit, then back to a word when there is one to go back to.
+        cut = fit_name(words[:80], limit=TITLE_BYTES)
+        words = cut.rsplit(" ", 1)[0] if " " in cut else cut
+    return _title(words or "Memory")
 
 
 def _one_line(field_name: str, value: object) -> str:
@@ -391,9 +432,21 @@ def _one_line(field_name: str, value: object) -> str:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise AgentInputError(field_name, "is not valid Unicode (a lone surrogate)") from exc
-    if any(ch in value for ch in "\r\n\x00") or not value.strip():
+    _no_control(field_name, value)
+    if any(ch in value for ch in "\r\n") or not value.strip():
         raise AgentInputError(field_name, "must be one non-empty line")
     return value.strip()
+
+
+def _no_control(field_name: str, text: str) -> None:
+    """Refuse text holding a control character other than a tab or a line break, naming the first one."""
+    found = _CONTROL.search(text)
+    if found is not None:
+        raise AgentInputError(
+            field_name,
+            f"holds the control character U+{ord(found.group()):04X} at character {found.start() + 1}; only tabs and "
+            "line breaks are allowed, so remove it; nothing was written",
+        )
 
 
 def _tags(tags: object) -> list[str]:

@@ -5,22 +5,28 @@ confirmation and the exact bytes each file will get, together with the digest of
 `Curator.apply` refuses a plan when any of those files changed since (Obsidian saved, the agent wrote), so a
 confirmation never applies to a note the user has not seen. Before anything is written, the audit log keeps a copy of
 every file's bytes before and after, which is what `Curator.undo` restores from.
+
+Every read and write of a note goes through folders held open by descriptor (`HeldFolder`), opened one name at a
+time without following a symbolic link: a folder swapped for a link while a curation runs can make it fail, never
+make it read or write outside the vault. A note keeps its permission bits wherever it goes (archive, the trash) and
+when an undo brings it back, and an undo removes the folders its curation created once they are empty again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import posixpath
 import re
-import stat
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from companion.atomic import make_folders, remove_durably, write_atomic
+from companion.atomic import HeldFolder, LinkRefused, fit_name
 from companion.curation.merge import merge_edits
 from companion.curation.plans import Plan, PlannedWrite, decode_note
 from companion.errors import CurationError, NotFoundError, NothingToUndoError
@@ -36,6 +42,15 @@ TRASH_FOLDER = ".trash"
 
 _TAG = re.compile(r"[\w/-]+")
 _TRASH_OPTIONS = ("system", "local", "none")
+
+_Snapshot = tuple[bytes, int] | None
+"""A file's bytes and permission bits as they are now, or None when there is no file."""
+_Step = tuple[str, bytes | None, int | None]
+"""One file to write (path, bytes, permission bits or None for the usual) or to remove (bytes None)."""
+
+
+class _OutOfScope(OSError):
+    """A path refused at the moment of writing (it leads out of the vault, or became a link since the check)."""
 
 
 class Curator:
@@ -133,7 +148,7 @@ class Curator:
             raise CurationError(
                 f"{destination}: already exists, so {rel} cannot be archived there; rename or remove one of them first"
             )
-        writes = (PlannedWrite(destination, None, raw), PlannedWrite(rel, sha256_hex(raw), None))
+        writes = (PlannedWrite(destination, None, raw, like=rel), PlannedWrite(rel, sha256_hex(raw), None))
         return Plan("archive", f"Archive {rel}: move it to {destination}", True, writes)
 
     def trash_option(self) -> str:
@@ -165,7 +180,7 @@ class Curator:
         if self.trash_option() == "none":
             return (removal,), "removed for good (the vault's trash setting is 'none'; undo can still restore it)"
         destination = self._trash_path(rel)
-        return (PlannedWrite(destination, None, raw), removal), f"moved to {destination} (Obsidian's trash)"
+        return (PlannedWrite(destination, None, raw, like=rel), removal), f"moved to {destination} (Obsidian's trash)"
 
     def _trash_path(self, rel: str) -> str:
         name = rel.rsplit("/", 1)[-1]
@@ -174,7 +189,8 @@ class Curator:
         number = 0
         while self._state(candidate) is not None:
             number += 1
-            candidate = f"{TRASH_FOLDER}/{stem} {number}{suffix}"
+            # A long name with a number added could pass the file system's limit: the stem gives way.
+            candidate = f"{TRASH_FOLDER}/{fit_name(stem, f' {number}{suffix}')}"
         return candidate
 
     # -- merging
@@ -223,10 +239,10 @@ class Curator:
         paths = [write.path for write in plan.writes]
         if len(set(paths)) != len(paths):
             raise CurationError(f"the plan '{plan.summary}' writes one file twice; make the plan again")
-        current: dict[str, bytes | None] = {}
+        current: dict[str, _Snapshot] = {}
         for write in plan.writes:
-            current[write.path] = self._current(write.path)
-            found = _digest(current[write.path])
+            current[write.path] = self._snapshot(write.path)
+            found = _digest(_bytes(current[write.path]))
             if found != write.expected:
                 raise CurationError(
                     f"{write.path}: {_changed_since(write.expected, found)} since the plan was made, so "
@@ -239,8 +255,9 @@ class Curator:
                 changes.append(
                     FileChange(
                         path=write.path,
-                        before=None if before is None else self.audit.store_blob(before),
+                        before=None if before is None else self.audit.store_blob(before[0]),
                         after=None if write.content is None else self.audit.store_blob(write.content),
+                        mode=None if before is None else before[1],
                     )
                 )
         except OSError as exc:
@@ -248,8 +265,8 @@ class Curator:
                 f"{self.audit.blob_folder}: cannot save the copies undo needs ({exc.strerror or exc}); "
                 "nothing was written in the vault"
             ) from exc
-        writes = [(write.path, write.content) for write in plan.writes]
-        return self._write_and_record(writes, current, lambda: (plan.action, plan.summary, changes, None), details)
+        steps = [(write.path, write.content, self._mode_like(write, current)) for write in plan.writes]
+        return self._write_and_record(steps, current, lambda: (plan.action, plan.summary, changes, None), details)
 
     def undo(self, entry_id: str | None = None) -> AuditEntry:
         """Put back every file an entry changed (by default the newest one not yet undone) and record the undo.
@@ -288,19 +305,29 @@ class Curator:
             raise CurationError(f"'{entry.summary}' ({entry.id}) is itself an undo and cannot be undone")
         if entry.id in self.audit.undone_ids():
             raise CurationError(f"'{entry.summary}' ({entry.id}) was already undone")
-        current: dict[str, bytes | None] = {}
+        current: dict[str, _Snapshot] = {}
         for change in entry.changes:
-            current[change.path] = self._current(change.path)
-            if _digest(current[change.path]) != change.after:
+            current[change.path] = self._snapshot(change.path)
+            if _digest(_bytes(current[change.path])) != change.after:
                 raise CurationError(
                     f"{change.path}: changed after '{entry.summary}', so undoing it would lose that later edit; "
                     "nothing was written. Undo it by hand if you still want to"
                 )
+        # A file brought back gets its permission bits again; one still there keeps its own.
         restore = [
-            (change.path, None if change.before is None else self.audit.blob(change.before)) for change in entry.changes
+            (
+                c.path,
+                None if c.before is None else self.audit.blob(c.before),
+                c.mode if current[c.path] is None else None,
+            )
+            for c in entry.changes
         ]
-        reverse = [FileChange(path=c.path, before=c.after, after=c.before) for c in entry.changes]
-        return self._write_and_record(restore, current, lambda: ("undo", f"Undo: {entry.summary}", reverse, entry.id))
+        reverse = [
+            FileChange(path=c.path, before=c.after, after=c.before, mode=_mode(current[c.path])) for c in entry.changes
+        ]
+        done = self._write_and_record(restore, current, lambda: ("undo", f"Undo: {entry.summary}", reverse, entry.id))
+        self._remove_folders(entry.folders)
+        return done
 
     def _refuse_read_only(self, action: str) -> None:
         if self.read_only:
@@ -311,57 +338,95 @@ class Curator:
 
     def _write_and_record(
         self,
-        writes: Sequence[tuple[str, bytes | None]],
-        previous: dict[str, bytes | None],
+        writes: Sequence[_Step],
+        previous: Mapping[str, _Snapshot],
         entry: Callable[[], tuple[str, str, list[FileChange], str | None]],
         details: Sequence[tuple[str, str]] = (),
     ) -> AuditEntry:
-        """Write files first and remove files last, then record `entry()` (action, summary, changes, undoes).
+        """Write files first and remove files last, then record `entry()` (action, summary, changes, undoes) with
+        the folders the writes created.
 
-        When a write or the record fails, what was already written is put back, so the vault never holds a change
-        the audit log does not know about.
+        When a write or the record fails, what was already written is put back (and the folders made for it are
+        removed), so the vault never holds a change the audit log does not know about.
         """
         ordered = [w for w in writes if w[1] is not None] + [w for w in writes if w[1] is None]
         done: list[str] = []
-        for rel, content in ordered:
+        created: list[str] = []
+        for rel, content, mode in ordered:
             try:
-                self._put(rel, content)
+                self._put(rel, content, mode, created if previous[rel] is None else None)
             except OSError as exc:
                 verb = "written" if content is not None else "removed"
                 raise CurationError(
-                    f"{rel}: could not be {verb} ({exc.strerror or exc}); {self._roll_back(done, previous)}"
+                    f"{rel}: could not be {verb} ({exc.strerror or exc}); {self._roll_back(done, previous, created)}"
                 ) from exc
             done.append(rel)
         action, summary, changes, undoes = entry()
         try:
             return self.audit.record(
-                source=self.source, action=action, summary=summary, changes=changes, undoes=undoes, details=details
+                source=self.source,
+                action=action,
+                summary=summary,
+                changes=changes,
+                undoes=undoes,
+                details=details,
+                folders=created,
             )
         except OSError as exc:
             raise CurationError(
                 f"{self.audit.log_path}: cannot record the change ({exc.strerror or exc}); "
-                f"{self._roll_back(done, previous)}"
+                f"{self._roll_back(done, previous, created)}"
             ) from exc
 
-    def _roll_back(self, done: list[str], previous: dict[str, bytes | None]) -> str:
-        """Put back the files already written; say how that went, for the error message."""
+    def _roll_back(self, done: list[str], previous: Mapping[str, _Snapshot], created: list[str]) -> str:
+        """Put back the files already written and remove the folders made for them; say how that went."""
         failed: list[str] = []
         for rel in reversed(done):
+            before = previous[rel]
             try:
-                self._put(rel, previous[rel])
+                self._put(rel, _bytes(before), _mode(before), None)
             except OSError:
                 failed.append(rel)
+        self._remove_folders(created)
         if failed:
             return f"these files could not be put back and need a look: {', '.join(failed)}; nothing was recorded"
         return "the files already changed were put back, so nothing was written"
 
-    def _put(self, rel: str, content: bytes | None) -> None:
-        path = self._absolute(rel)
+    def _put(self, rel: str, content: bytes | None, mode: int | None, created: list[str] | None) -> None:
+        """Write (or with `content` None, remove) one vault file.
+
+        With `created`, missing folders on the way are made and added to it (a new file); without, the file's folder
+        must be there (a note rewritten in place whose folder is gone meanwhile is refused, not written anew
+        elsewhere). The path is checked first, for a clear refusal; what makes the check hold is that the write
+        itself goes through held folders, never following a link, so a folder swapped after the check cannot
+        redirect it.
+        """
+        problem = self._scope_problem(rel)
+        if problem is not None:
+            raise _OutOfScope(errno.EPERM, problem, rel)
+        folder, _, name = rel.rpartition("/")
         if content is None:
-            remove_durably(path)
-        else:
-            make_folders(path.parent)
-            write_atomic(path, content)
+            try:
+                held = HeldFolder.inside(self.root, folder)
+            except FileNotFoundError:
+                return  # its folder is gone, so the file is too
+            with held:
+                held.remove(name)
+            return
+        with HeldFolder.inside(self.root, folder, create=created is not None) as held:
+            if created is not None:
+                created.extend(held.created)
+            held.write(name, content, mode=mode)
+
+    def _remove_folders(self, folders: Sequence[str]) -> None:
+        """Remove these vault folders, deepest first, where they are empty; the others stay as they are."""
+        for folder in reversed(folders):
+            if _unsafe_reason(folder) is not None:
+                continue  # a damaged log entry: it names nothing this curator made
+            parent, _, name = folder.rpartition("/")
+            # An empty folder left behind (gone meanwhile, now a link, unreachable) is harmless: no error for it.
+            with contextlib.suppress(OSError), HeldFolder.inside(self.root, parent) as held:
+                held.remove_folder(name)
 
     # -- paths and reads
     # ---------------------------------------------------------------------------------------------------------
@@ -386,39 +451,71 @@ class Curator:
         reason = _unsafe_reason(rel)
         if reason is not None:
             raise CurationError(f"{rel!r} {reason}")
-        candidate = self.root / rel
-        if not _inside(os.path.realpath(candidate.parent), str(self.root)):
-            raise CurationError(f"{rel}: leads outside the vault through a symbolic link; nothing was written")
-        if candidate.is_symlink():
-            raise CurationError(
-                f"{rel}: is a symbolic link; curate the file it points to instead (nothing was written)"
-            )
-        return candidate
+        problem = self._scope_problem(rel)
+        if problem is not None:
+            raise CurationError(f"{rel}: {problem}; nothing was written")
+        return self.root / rel
 
-    def _current(self, rel: str) -> bytes | None:
-        """A file's bytes as they are now, or None when it does not exist."""
-        path = self._absolute(rel)
+    def _scope_problem(self, rel: str) -> str | None:
+        """Why a vault path may not be read or written as it is now (outside the vault, a link), or None."""
+        reason = _unsafe_reason(rel)
+        if reason is not None:
+            return reason
+        candidate = self.root / rel
         try:
-            info = os.stat(path)
+            real = os.path.realpath(candidate.parent)
+            link = candidate.is_symlink()
+        except OSError as exc:  # a link on the way vanished while it was followed, a name too long
+            return f"cannot be checked ({exc.strerror or exc})"
+        if not _inside(real, str(self.root)):
+            return "leads outside the vault through a symbolic link"
+        if link:
+            return "is a symbolic link; curate the file it points to instead"
+        return None
+
+    def current(self, rel: str) -> bytes | None:
+        """A vault file's bytes as they are now, or None when there is none, read the way a curation reads it (never
+        through a symbolic link); `CurationError` when the path may not be curated or cannot be read."""
+        return _bytes(self._snapshot(rel))
+
+    def _snapshot(self, rel: str) -> _Snapshot:
+        """A file's bytes and permission bits as they are now, or None when it does not exist."""
+        self._absolute(rel)
+        folder, _, name = rel.rpartition("/")
+        try:
+            with HeldFolder.inside(self.root, folder) as held:
+                try:
+                    return held.read(name)
+                except LinkRefused as exc:
+                    raise CurationError(
+                        f"{rel}: is a symbolic link; curate the file it points to instead (nothing was written)"
+                    ) from exc
         except FileNotFoundError:
             return None
+        except LinkRefused as exc:
+            raise CurationError(
+                f"{rel}: the folder '{exc.filename}' on its way is a symbolic link, which curations never follow (it "
+                "could lead outside the vault); curate the note in its real folder. Nothing was written"
+            ) from exc
+        except IsADirectoryError as exc:
+            raise CurationError(f"{rel}: is not a regular file (a folder?); nothing was written") from exc
         except OSError as exc:
             raise CurationError(f"{rel}: cannot be read ({exc.strerror or exc}); nothing was written") from exc
-        if not stat.S_ISREG(info.st_mode):
-            raise CurationError(f"{rel}: is not a regular file (a folder?); nothing was written")
-        try:
-            return path.read_bytes()
-        except FileNotFoundError:
+
+    def _mode_like(self, write: PlannedWrite, current: Mapping[str, _Snapshot]) -> int | None:
+        """The permission bits a planned file is written with: those of the file it moves (`like`), else the usual
+        (an existing file keeps its own)."""
+        if write.like is None or write.content is None:
             return None
-        except OSError as exc:
-            raise CurationError(f"{rel}: cannot be read ({exc.strerror or exc}); nothing was written") from exc
+        source = current[write.like] if write.like in current else self._snapshot(write.like)
+        return _mode(source)
 
     def _state(self, rel: str) -> str | None:
         """The digest of a file's bytes, or None when it does not exist."""
-        return _digest(self._current(rel))
+        return _digest(self.current(rel))
 
     def _read(self, rel: str) -> bytes:
-        raw = self._current(rel)
+        raw = self.current(rel)
         if raw is None:
             raise CurationError(f"{rel}: no such note in the vault; it may have been moved or deleted, look again")
         return raw
@@ -438,6 +535,14 @@ def obsidian_uri(vault_root: Path, path: str) -> str:
 
 def _digest(content: bytes | None) -> str | None:
     return None if content is None else sha256_hex(content)
+
+
+def _bytes(snapshot: _Snapshot) -> bytes | None:
+    return None if snapshot is None else snapshot[0]
+
+
+def _mode(snapshot: _Snapshot) -> int | None:
+    return None if snapshot is None else snapshot[1]
 
 
 def _changed_since(expected: str | None, found: str | None) -> str:

@@ -19,6 +19,9 @@ class PlannedWrite:
     """SHA-256 of the bytes the plan was computed from; None when the file must not exist yet."""
     content: bytes | None
     """The new bytes; None to remove the file."""
+    like: str | None = None
+    """For a file that another one of the plan moves here (archive, the trash), that file's path: the new file gets
+    its permission bits, so a private note stays private wherever it goes."""
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from companion.errors import CurationError
 from companion.locations import DataPaths
 
 _SHA = re.compile(r"[0-9a-f]{64}")
+_MODE = re.compile(r"[0-7]{3,4}")
 _FORMAT = 1
 _clock = threading.Lock()
 _last_moment = datetime.min.replace(tzinfo=UTC)
@@ -66,6 +67,9 @@ class FileChange:
     """SHA-256 of the bytes before; None when the file did not exist."""
     after: str | None
     """SHA-256 of the bytes after; None when the file no longer exists."""
+    mode: int | None = None
+    """The file's permission bits before (when it existed and they were noted), which an undo that brings the file
+    back gives it again: a private note stays private through a delete and its undo."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,8 @@ class AuditEntry:
     details: tuple[tuple[str, str], ...] = ()
     """More about who and why, as (name, value): for an agent's write, the client's name and version and the
     prompt and model versions it passed; for a refused write (action `refused`), the reason."""
+    folders: tuple[str, ...] = ()
+    """Vault folders the change created (parents first), which its undo removes again when they are empty."""
 
 
 class AuditLog:
@@ -156,6 +162,7 @@ class AuditLog:
         changes: Iterable[FileChange],
         undoes: str | None = None,
         details: Iterable[tuple[str, str]] = (),
+        folders: Iterable[str] = (),
     ) -> AuditEntry:
         """Append an entry (flushed and fsynced) and return it.
 
@@ -173,6 +180,7 @@ class AuditLog:
             changes=tuple(changes),
             undoes=undoes,
             details=tuple((str(k), str(v)) for k, v in details),
+            folders=tuple(folders),
         )
         line = json.dumps(_to_json(entry), ensure_ascii=False, separators=(",", ":")) + "\n"
         make_folders(self.folder)
@@ -259,10 +267,19 @@ def _to_json(entry: AuditEntry) -> dict[str, Any]:
         "source": entry.source,
         "action": entry.action,
         "summary": entry.summary,
-        "changes": [{"path": c.path, "before": c.before, "after": c.after} for c in entry.changes],
+        "changes": [_change_json(c) for c in entry.changes],
         "undoes": entry.undoes,
         **({"details": dict(entry.details)} if entry.details else {}),
+        **({"folders": list(entry.folders)} if entry.folders else {}),
     }
+
+
+def _change_json(change: FileChange) -> dict[str, Any]:
+    data: dict[str, Any] = {"path": change.path, "before": change.before, "after": change.after}
+    if change.mode is not None:
+        # Octal, as `ls -l` and `chmod` people read it.
+        data["mode"] = f"{change.mode:03o}"
+    return data
 
 
 def _from_json(line: bytes) -> AuditEntry | None:
@@ -287,7 +304,10 @@ def _from_json(line: bytes) -> AuditEntry | None:
         before, after = item.get("before"), item.get("after")
         if not all(state is None or (isinstance(state, str) and _SHA.fullmatch(state)) for state in (before, after)):
             return None
-        changes.append(FileChange(path=item["path"], before=before, after=after))
+        changes.append(FileChange(path=item["path"], before=before, after=after, mode=_mode(item.get("mode"))))
+    raw_folders = data.get("folders") or []
+    if not isinstance(raw_folders, list) or not all(isinstance(folder, str) for folder in raw_folders):
+        return None
     raw_details = data.get("details") or {}
     if not isinstance(raw_details, dict):
         return None
@@ -302,4 +322,13 @@ def _from_json(line: bytes) -> AuditEntry | None:
         changes=tuple(changes),
         undoes=undoes,
         details=details,
+        folders=tuple(raw_folders),
     )
+
+
+def _mode(raw: object) -> int | None:
+    """Permission bits written as octal digits, or None (an entry made before modes were noted, or a damaged one:
+    the undo then gives the file the usual mode, which is no reason to lose the whole entry)."""
+    if isinstance(raw, str) and _MODE.fullmatch(raw):
+        return int(raw, 8)
+    return None

@@ -177,3 +177,91 @@ def test_delete_moves_the_note_to_obsidians_trash_and_undo_brings_it_back(ws: Wo
     assert not (ws.vault.root / "Memory/Nowak Renovations.md").exists()
     Curator(ws.vault.root, AuditLog(ws.data_dir), source="cli").undo(done.entry)
     assert (ws.vault.root / "Memory/Nowak Renovations.md").read_bytes() == original
+
+
+# -- names the file system takes, text every reader can read
+# -----------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "title",
+    ["漢" * 100, "😀" * 110, "é" * 101],
+    ids=["100 CJK characters", "110 emoji", "101 accented letters"],
+)
+def test_a_title_too_long_in_bytes_is_refused_naming_the_field(ws: Workspace, title: str) -> None:
+    before = file_tree(ws.vault.root)
+    with pytest.raises(AgentInputError) as caught:
+        writer(ws).write(title, "A note whose title is long in bytes.")
+    assert caught.value.field == "title"
+    assert "bytes" in caught.value.reason and "at most 200" in caught.value.reason
+    assert file_tree(ws.vault.root) == before
+    last = AuditLog(ws.data_dir).entries()[-1]
+    assert last.action == "refused" and dict(last.details)["field"] == "title"
+    with pytest.raises(AgentInputError, match="at most 200 bytes"):
+        writer(ws).remember("fact", "A memory with a long title.", title=title)
+
+
+def test_a_title_just_within_the_byte_limit_is_written(ws: Workspace) -> None:
+    done = writer(ws).write("漢" * 66, "Sixty-six characters of three bytes: 198 bytes.")
+    assert done.path == f"Notes/{'漢' * 66}.md"
+    assert (ws.vault.root / done.path).is_file()
+
+
+@pytest.mark.parametrize("text", ["漢" * 150, "😀" * 100, "Über " * 60], ids=["CJK", "emoji", "words"])
+def test_a_title_made_from_a_memory_is_cut_to_fit(ws: Workspace, text: str) -> None:
+    done = writer(ws).remember("fact", text)
+    name = done.path.rsplit("/", 1)[-1]
+    assert len(name.removesuffix(".md").encode("utf-8")) <= 200
+    assert text.startswith(name.removesuffix(".md"))
+    assert (ws.vault.root / done.path).read_text(encoding="utf-8").endswith(f"{text}\n")
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda w: w.write("Note", "before\x00after"), "content"),
+        (lambda w: w.write("Note", "an escape \x1b[31m in red"), "content"),
+        (lambda w: w.write("Note", "a form feed\x0c"), "content"),
+        (lambda w: w.remember("fact", "a NUL \x00 in a memory"), "text"),
+        (lambda w: w.write("Bell\x07 title", "text"), "title"),
+        (lambda w: w.write("NUL\x00title", "text"), "title"),
+        (lambda w: w.remember("fact", "text", title="Back\x08space"), "title"),
+        (lambda w: w.write("Note", "text", note_type="fa\x00ct"), "type"),
+        (lambda w: w.write("Note", "text", folder="Notes\x01"), "folder"),
+        (lambda w: w.write("Note", "text", folder="a" * 256), "folder"),
+        (lambda w: w.write("Note", "text", folder="/".join(["a" * 200] * 6)), "folder"),
+    ],
+)
+def test_control_characters_and_overlong_folders_are_refused(ws: Workspace, call: Any, field: str) -> None:
+    before = file_tree(ws.vault.root)
+    with pytest.raises(AgentInputError) as caught:
+        call(writer(ws))
+    assert caught.value.field == field
+    assert file_tree(ws.vault.root) == before
+    assert AuditLog(ws.data_dir).entries()[-1].action == "refused"
+
+
+def test_tabs_and_line_breaks_are_fine(ws: Workspace) -> None:
+    done = writer(ws).write("Table\tof contents", "col\tcol\r\nrow\trow\n")
+    assert done.path == "Notes/Table of contents.md"
+    assert (ws.vault.root / done.path).read_bytes().endswith(b"col\tcol\r\nrow\trow\n")
+
+
+@pytest.mark.parametrize("call", ["delete", "update"])
+def test_a_folder_swapped_for_a_link_out_of_the_vault_is_refused_and_recorded(
+    ws: Workspace, tmp_path: Path, call: str
+) -> None:
+    # The index still knows Memory/; meanwhile the folder became a link to a copy outside the vault.
+    outside = tmp_path / "outside"
+    (ws.vault.root / "Memory").rename(outside)
+    (ws.vault.root / "Memory").symlink_to(outside)
+    before = file_tree(outside)
+    with pytest.raises(WriteRefused) as caught:
+        if call == "delete":
+            writer(ws).delete("Nowak Renovations")
+        else:
+            writer(ws).write("Kitchen budget", "The agent's version.", folder="Memory")
+    assert caught.value.field == "note" and "outside the vault" in caught.value.reason
+    assert file_tree(outside) == before
+    assert not (ws.vault.root / ".trash").exists()
+    assert AuditLog(ws.data_dir).entries()[-1].action == "refused"

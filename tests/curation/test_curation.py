@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from companion.atomic import HeldFolder
 from companion.curation.curator import CurationError, Curator, Plan, obsidian_uri
 from companion.errors import CompanionError
 from companion.vault.audit import AuditLog
@@ -67,6 +70,11 @@ def write(root: Path, rel: str, content: str | bytes) -> Path:
     else:
         path.write_bytes(content.encode("utf-8"))
     return path
+
+
+def folder_tree(root: Path) -> set[str]:
+    """Every folder under `root`, by relative POSIX path (empty ones included, which `file_tree` cannot show)."""
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_dir() and not p.is_symlink()}
 
 
 @pytest.fixture
@@ -383,15 +391,23 @@ def test_merge_with_a_delete_setting_of_none(vault: Path, data: Path) -> None:
     assert file_tree(vault) == original
 
 
-def test_a_failed_write_puts_back_what_was_written(vault: Path, data: Path) -> None:
-    # `.trash` is a link to a folder that does not exist: writing the trash copy fails after Keep.md was written.
-    os.symlink("gone", vault / ".trash")
-    original = file_tree(vault)
+def test_a_failed_write_puts_back_what_was_written(vault: Path, data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The disk fills up as the trash copy is written, after Keep.md was: Keep.md is put back, `.trash/` removed.
+    real_write = HeldFolder.write
+
+    def full_disk(self: HeldFolder, name: str, content: bytes, **kwargs: Any) -> None:
+        if name == "Drop.md":
+            raise OSError(errno.ENOSPC, "No space left on device", name)
+        real_write(self, name, content, **kwargs)
+
+    monkeypatch.setattr(HeldFolder, "write", full_disk)
+    original, folders = file_tree(vault), folder_tree(vault)
     cur = curator(vault, data)
     plan = cur.plan_merge("Keep.md", "people/Drop.md")
     with pytest.raises(CurationError, match="put back"):
         cur.apply(plan)
     assert file_tree(vault) == original
+    assert folder_tree(vault) == folders
     assert cur.audit.entries() == []
 
 

@@ -126,3 +126,41 @@ def test_a_plain_undo_passes_over_forward_records(tmp_path: Path) -> None:
     pin = log.record(source="cli", action="pin", summary="pin", changes=[])
     log.record(source="process", action="forward", summary="Forwarded 3 entries", changes=[])
     assert log.last_undoable() == pin
+
+
+def test_modes_and_created_folders_are_recorded_and_read_back(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path)
+    moved = FileChange("people/Drop.md", sha256_hex(b"x"), None, mode=0o600)
+    entry = log.record(
+        source="cli",
+        action="archive",
+        summary="Archive",
+        changes=[change("archive/people/Drop.md", None, b"x"), moved],
+        folders=["archive", "archive/people"],
+    )
+    assert log.entries() == [entry]
+    assert entry.changes[1].mode == 0o600 and entry.changes[0].mode is None
+    assert entry.folders == ("archive", "archive/people")
+    line = json.loads((tmp_path / "audit" / "log.jsonl").read_text(encoding="utf-8"))
+    # Octal, as `chmod` takes it; left out where there is nothing to say.
+    assert line["changes"][1]["mode"] == "600" and "mode" not in line["changes"][0]
+    assert line["folders"] == ["archive", "archive/people"]
+
+
+def test_entries_without_modes_or_folders_still_read(tmp_path: Path) -> None:
+    path = tmp_path / "audit" / "log.jsonl"
+    path.parent.mkdir(parents=True)
+    old = {
+        "v": 1,
+        "id": "20260101T000000000000Z-abcd",
+        "at": "2026-01-01T00:00:00.000000Z",
+        "source": "cli",
+        "action": "delete",
+        "summary": "Delete a.md",
+        "changes": [{"path": "a.md", "before": sha256_hex(b"a"), "after": None, "mode": "rw"}],
+        "undoes": None,
+    }
+    path.write_text(json.dumps(old) + "\n", encoding="utf-8")
+    (entry,) = AuditLog(tmp_path).entries()
+    # An unreadable mode is dropped, not the entry: the undo still brings the file back, with the usual mode.
+    assert entry.changes[0].mode is None and entry.folders == ()
