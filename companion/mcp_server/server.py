@@ -7,9 +7,10 @@ worker thread, one at a time (they share the workspace's SQLite connection). A b
 Obsidian is seen by the next call, and calls cost no vault walk while nothing changed. Where the OS watch cannot be
 set up, a call catches up when the last catch-up is older than `FRESH_S`. When another process keeps the index
 (`companion index --watch`, the app), a catch-up is a no-op and the calls read what it writes. Nothing but protocol
-messages goes to stdout; logs go to stderr.
+messages goes to stdout, and every line read gets an answer, a bad one an error (see `stdio`); logs go to stderr.
+Over HTTP, every request must carry the vault's bearer token (see `bearer`).
 
-Query mode is read-only (seed 001): the write tools (`remember`, `vault_write`, `vault_delete`) are offered only when
+Query mode is read-only: the write tools (`remember`, `vault_write`, `vault_delete`) are offered only when
 the server is started with `--allow-writes` (or `agent_writes.allow` in the config); a read-only server answers a
 call to one with an error saying so, and records the refusal in the audit log like every other write decision.
 """
@@ -35,6 +36,8 @@ from pydantic import ValidationError
 from companion.agent.api import MEMORY_MODES, AgentApi
 from companion.agent.writes import MEMORY_TYPES, AgentWriter, WriteRefused, WriteSource
 from companion.errors import AgentInputError, CompanionError
+from companion.mcp_server.bearer import BearerGuard
+from companion.mcp_server.stdio import stdio_transport
 from companion.recall.temporal import temporal_json
 from companion.workspace import Workspace
 
@@ -81,6 +84,21 @@ class _Server(MCPServer):
                 await self.companion.log_refusal(name, refusal, context)
             raise
         return result
+
+    async def run_stdio_async(self) -> None:
+        """Serve over stdin/stdout with the companion's transport, which answers every line, a bad one too."""
+        lowlevel = self._lowlevel_server  # the SDK's own stdio runner does the same; it offers no public way in
+        async with stdio_transport() as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+    async def run_http_async(self, port: int, token: str) -> None:
+        """Serve streamable HTTP on 127.0.0.1:`port` to clients sending `token`, with the SDK's Host and Origin
+        checks for loopback behind the token check."""
+        import uvicorn
+
+        app = BearerGuard(self.streamable_http_app(host="127.0.0.1"), token)
+        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level=self.settings.log_level.lower())
+        await uvicorn.Server(config).serve()
 
 
 class CompanionServer:
@@ -221,7 +239,7 @@ class CompanionServer:
 
     # -- tools -------------------------------------------------------------------------------------
 
-    def _build(self) -> MCPServer:
+    def _build(self) -> _Server:
         server = _Server("vault-companion", instructions=INSTRUCTIONS, log_level="WARNING")
         server.companion = self
 
@@ -249,8 +267,8 @@ class CompanionServer:
 
         @server.tool(annotations=_READ_ONLY)
         async def recall_relevant(query: str, k: int = 10) -> dict[str, Any]:
-            """Recall the notes most relevant to a message (seed 004's recall_relevant): hybrid relevance times the
-            spaced-repetition decay, so notes that proved useful stay and stale ones fade. k: 1-100."""
+            """Recall the notes most relevant to a message: hybrid relevance times the spaced-repetition decay, so
+            notes that proved useful stay and stale ones fade. k: 1-100."""
             found = await self._call(lambda api: api.search(query, k=k))
             return {"results": [f.as_json() for f in found]}
 
@@ -306,7 +324,7 @@ class CompanionServer:
 
         @server.tool(annotations=_READ_ONLY)
         async def recall_recent(hours: float = 48, limit: int = 10) -> dict[str, Any]:
-            """The completed sessions of the last hours, newest first, with their summaries (seed 002)."""
+            """The completed sessions of the last hours, newest first, with their summaries."""
             items = await self._call(lambda api: api.recall_recent(hours, limit))
             return {"sessions": [temporal_json(t) for t in items]}
 
@@ -423,9 +441,17 @@ def _client(context: Context[Any, Any] | None) -> str:
     return f"{info.name} {info.version}".strip()
 
 
-def serve(open_workspace: Callable[[], Workspace], *, allow_writes: bool = False, port: int | None = None) -> None:
+def serve(
+    open_workspace: Callable[[], Workspace],
+    *,
+    allow_writes: bool = False,
+    port: int | None = None,
+    token: str | None = None,
+) -> None:
     """Serve over stdin/stdout until the client closes them, or with `port` over streamable HTTP on loopback
-    (127.0.0.1 only: the vault is never offered to the network) until interrupted."""
+    (127.0.0.1 only: the vault is never offered to the network) to clients sending `token`, until interrupted."""
+    if port is not None and not token:
+        raise ValueError("an HTTP server needs a bearer token")
     logging.basicConfig(level=logging.WARNING, format="companion mcp: %(message)s")  # stderr: stdout is protocol
     companion = CompanionServer(open_workspace, allow_writes=allow_writes)
     companion.start_catch_up()
@@ -433,6 +459,7 @@ def serve(open_workspace: Callable[[], Workspace], *, allow_writes: bool = False
         if port is None:
             anyio.run(companion.server.run_stdio_async)
         else:
-            anyio.run(lambda: companion.server.run_streamable_http_async(host="127.0.0.1", port=port))
+            assert token is not None
+            anyio.run(companion.server.run_http_async, port, token)
     finally:
         companion.close()

@@ -315,40 +315,6 @@ def test_the_bench_measures_the_real_server(tmp_path: Path) -> None:
     assert figures["handshake_s"] > 0 and 0 < figures["search_p50_ms"] <= figures["search_p95_ms"]
 
 
-def test_the_real_server_over_http_on_loopback(tmp_path: Path) -> None:
-    import socket
-    import subprocess
-
-    vault = write_agent_vault(tmp_path / "vault")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    args = ["mcp", "--vault", str(vault), "--data-dir", str(tmp_path / "data"), "--transport", "http"]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "companion", *args, "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with socket.socket() as attempt:
-                if attempt.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
-
-        async def main() -> None:
-            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-                assert {t.name for t in (await client.list_tools()).tools} == TOOLS
-                found = await client.call_tool("vault_search", {"query": "chalet deposit", "k": 2})
-                assert found.structured_content["results"][0]["path"] == "Conversations/2026-10-05 Ski trip.md"
-
-        anyio.run(main)
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-
-
 def test_bad_write_proposals_through_the_server_name_the_field_and_write_nothing(tmp_path: Path) -> None:
     before: dict[str, bytes] = {}
     proposals = [

@@ -1,0 +1,180 @@
+"""The real `companion mcp --transport http` on a free loopback port: every request must carry the vault's bearer
+token, kept in its data directory with mode 600; the SDK's Host and Origin checks still hold."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from companion.locations import DataPaths, vault_data_dir
+from tests.helpers.agentvault import write_agent_vault
+from tests.helpers.cli import run_companion
+
+WAIT_S = 120
+"""The longest wait for the server or one answer: a bound that fails a test instead of hanging it."""
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+}
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def http_server(vault: Path, data: Path) -> Iterator[str]:
+    """A real HTTP server on the vault, listening; its URL is yielded."""
+    port = free_port()
+    args = ["mcp", "--vault", str(vault), "--data-dir", str(data), "--transport", "http", "--port", str(port)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "companion", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            with socket.socket() as attempt:
+                if attempt.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the server did not listen: {process.communicate(timeout=WAIT_S)[1]!r}")
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=30)
+
+
+def show_token(vault: Path, data: Path) -> str:
+    """The token, as `companion mcp --show-token` prints it."""
+    done = run_companion("mcp", "--vault", str(vault), "--data-dir", str(data), "--show-token", timeout=WAIT_S)
+    assert done.returncode == 0, done.stderr
+    token = done.stdout.strip()
+    assert token and "\n" not in token
+    return token
+
+
+def post(url: str, headers: dict[str, str]) -> tuple[int, bytes]:
+    """POST an `initialize` request with `headers`: (status, body)."""
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(INITIALIZE).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=WAIT_S) as response:
+            return response.status, response.read(2048)
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read()
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    """The agent vault, with the hashing embedder."""
+    return write_agent_vault(tmp_path / "vault")
+
+
+def test_a_client_sending_the_token_lists_and_calls_tools(vault: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with http_server(vault, data) as url:
+        token = show_token(vault, data)
+
+        async def main() -> None:
+            with anyio.fail_after(WAIT_S):
+                # As the SDK says to configure headers: an HTTP client of one's own, handed to its transport.
+                headers = {"Authorization": f"Bearer {token}"}
+                async with (
+                    httpx2.AsyncClient(headers=headers, timeout=WAIT_S) as http,
+                    Client(streamable_http_client(url, http_client=http)) as client,
+                ):
+                    assert "vault_search" in {t.name for t in (await client.list_tools()).tools}
+                    found = await client.call_tool("vault_search", {"query": "chalet deposit", "k": 2})
+                    assert not found.is_error
+                    assert found.structured_content["results"][0]["path"] == "Conversations/2026-10-05 Ski trip.md"
+
+        anyio.run(main)
+
+
+def test_requests_without_the_token_or_with_a_wrong_one_are_refused(vault: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with http_server(vault, data) as url:
+        token = show_token(vault, data)
+        for headers in ({}, {"Authorization": "Bearer wrong-token"}, {"Authorization": f"Basic {token}"}):
+            status, body = post(url, headers)
+            assert status == 401, headers
+            refusal = json.loads(body)
+            assert "unauthorized" in refusal["error"] and "companion mcp --show-token" in refusal["token"]
+        status, _body = post(url, {"Authorization": f"Bearer {token}"})
+        assert status == 200
+
+
+def test_the_token_file_is_private_and_the_token_stable_across_restarts(vault: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    token_file = DataPaths(vault_data_dir(vault, data)).mcp_token
+    with http_server(vault, data) as url:
+        assert token_file.is_file()  # made by the server on its first start
+        first = show_token(vault, data)
+        assert status_with(url, first) == 200
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    assert token_file.read_text(encoding="ascii").strip() == first
+    with http_server(vault, data) as url:
+        assert status_with(url, first) == 200
+    assert show_token(vault, data) == first
+    done = run_companion("mcp", "--vault", str(vault), "--data-dir", str(data), "--show-token", "--json")
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    assert shown == {"token": first, "url": "http://127.0.0.1:8765/mcp"}
+
+
+def status_with(url: str, token: str) -> int:
+    """The status of an `initialize` request sending `token`."""
+    return post(url, {"Authorization": f"Bearer {token}"})[0]
+
+
+def test_a_token_file_made_readable_by_others_is_made_private_again(vault: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first = show_token(vault, data)
+    token_file = DataPaths(vault_data_dir(vault, data)).mcp_token
+    token_file.chmod(0o644)
+    assert show_token(vault, data) == first
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+
+
+def test_the_origin_and_host_checks_still_refuse_with_the_token(vault: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with http_server(vault, data) as url:
+        bearer = {"Authorization": f"Bearer {show_token(vault, data)}"}
+        assert post(url, {**bearer, "Origin": "http://evil.example"})[0] == 403
+        assert post(url, {**bearer, "Host": "evil.example"})[0] == 421
+        assert post(url, {**bearer, "Origin": url.removesuffix("/mcp")})[0] == 200
