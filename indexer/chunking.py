@@ -14,10 +14,15 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from companion.secrets import redact_field, redact_text
 from companion.vault.notes import Note
 
 CHUNKER_VERSION = "1"
-"""Bumped whenever chunk boundaries or texts change, so an index built by an older chunker is rebuilt."""
+"""Bumped whenever chunk boundaries or texts change (the redaction rules too), so an index built by an older chunker
+is rebuilt."""
+
+INDEXED_AS_WRITTEN = frozenset({"date", "time", "type", "user_id", "chat_id", "aliases", "tags"})
+"""Properties the index keeps unredacted: they address and filter notes (an email as `user_id`), and hold no secret."""
 
 TokenCounter = Callable[[Sequence[str]], list[int]]
 
@@ -53,6 +58,23 @@ class _Block:
     heading: str
     section: int = 0
     tokens: int = 0
+
+
+def redact_note(note: Note) -> Note:
+    """The note as the index may hold it: secrets in its body and properties replaced (`companion.secrets`), so the
+    lexical index and the chunks (and so the vectors) never hold them; the file itself is never changed.
+
+    The body keeps its lines (a private key leaves its line breaks behind its tag), so chunks still point at the
+    right lines of the file; the content hash stays the file's, so a moved note is still recognised.
+    """
+    body = redact_text(note.body, keep_lines=True)
+    properties = {
+        key: value if key in INDEXED_AS_WRITTEN else redact_field(key, value, redact_text)
+        for key, value in note.frontmatter.items()
+    }
+    if body == note.body and properties == note.frontmatter:
+        return note
+    return replace(note, body=body, frontmatter=properties)
 
 
 def text_hash(text: str) -> str:

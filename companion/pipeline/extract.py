@@ -26,6 +26,7 @@ from companion.errors import CompanionError
 from companion.pipeline.history import Entry
 from companion.pipeline.processors import ExtractProcessor, SummarizeProcessor
 from companion.pipeline.summarize import AUTO_WRITE_ENV, auto_write_mode, dedupe_enabled, entry_texts, split_sentences
+from companion.secrets import redact_text
 from companion.specs import output_problems
 from companion.vault.frontmatter_edit import properties, scalar
 from companion.vault.paths import inside_vault, vault_relative
@@ -167,8 +168,12 @@ def classify(sentence: str) -> tuple[Kind, float] | None:
 
 
 def make_title(sentence: str) -> str:
-    """A clean, file-name-safe title of at most `TITLE_CHARS` characters (cut at a word); empty when nothing is left."""
-    text = _LABEL.sub("", sentence.strip())
+    """A clean, file-name-safe title of at most `TITLE_CHARS` characters (cut at a word); empty when nothing is left.
+
+    Built from the sentence with the built-in redaction applied, even when the list has no `redact`: a file name is
+    copied into links, the index, the audit log and sync tools, where no later redaction reaches it.
+    """
+    text = _LABEL.sub("", redact_text(sentence.strip()))
     text = _UNSAFE.sub(" ", text)
     text = " ".join(text.split()).strip(" .,;!-'`")
     if len(text) > TITLE_CHARS:

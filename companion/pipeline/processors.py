@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from companion.pipeline.history import Entry, serialize
+from companion.secrets import RULES_VERSION, redact_field, redact_text, redact_value
 from companion.specs import (
     ArchiveSpec,
     EmbedSpec,
@@ -159,71 +160,13 @@ class ArchiveProcessor:
         return ProcessResult(drop=frozenset(e.id for e in old), derived=(self.pack(agent, old, now),))
 
 
-def _luhn(digits: str) -> bool:
-    total = 0
-    for i, char in enumerate(reversed(digits)):
-        value = int(char)
-        if i % 2 == 1:
-            value *= 2
-            if value > 9:
-                value -= 9
-        total += value
-    return total % 10 == 0
-
-
-_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern))
-    for kind, pattern in (
-        (
-            "private_key",
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----",
-        ),
-        # Only the password of `scheme://user:password@host`; the rest of the URL stays readable.
-        ("url_password", r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]+:(?P<secret>[^\s@/]+)@"),
-        ("anthropic_key", r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_\-]{20,}"),
-        ("openai_key", r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
-        ("aws_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-        ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b"),
-        ("slack_token", r"\bxox[bpars]-[A-Za-z0-9\-]{10,}"),
-        ("google_key", r"\bAIza[0-9A-Za-z_\-]{35}"),
-        ("bearer_token", r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)"),
-        ("email", r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"),
-        ("card_number", r"(?<![\d\-])\d(?:[ \-]?\d){12,18}(?![\d\-])"),
-        # Phone numbers need a separator, so plain numbers (counts, ids, years) stay; a group of a longer run of
-        # digit groups (a card number that failed its Luhn check) is not a phone number either.
-        (
-            "phone",
-            r"(?<![\w+])(?<!\d[\s.\-])(?:\+\d{1,3}[\s.\-]?)?(?:\(\d{2,4}\)[\s.\-]?|\d{2,4}[\s.\-])"
-            r"\d{3,4}[\s.\-]?\d{3,4}(?![\w])(?![\s.\-]?\d)",
-        ),
-    )
-)
-"""The built-in kinds, in the order they apply (the specific ones before the ones that could match inside them)."""
-
-_DIGIT = re.compile(r"\d")
-_HINTS: dict[str, Callable[[str], bool]] = {
-    # A substring every match of the kind holds, looked for first: `in` runs at memory speed, while each pattern
-    # scans at ~60 MB/s, and an agent's 150 KB prompt holds none of them.
-    "private_key": lambda t: "-----BEGIN" in t,
-    "url_password": lambda t: "://" in t and "@" in t,
-    "anthropic_key": lambda t: "sk-ant-" in t,
-    "openai_key": lambda t: "sk-" in t,
-    "aws_key": lambda t: "AKIA" in t or "ASIA" in t,
-    "github_token": lambda t: "github_pat_" in t or any(f"gh{c}_" in t for c in "pousr"),
-    "slack_token": lambda t: "xox" in t,
-    "google_key": lambda t: "AIza" in t,
-    "bearer_token": lambda t: "bearer" in t.lower(),
-    "email": lambda t: "@" in t,
-    "card_number": lambda t: _DIGIT.search(t) is not None,
-    "phone": lambda t: _DIGIT.search(t) is not None,
-}
-_CACHED_CHARS = 2048
-
-REDACTION_VERSION = "redact-v1"
+REDACTION_VERSION = RULES_VERSION
 """The version of the built-in redaction rules: a change to them (a new kind) redacts history notes again."""
 
 _IDENTITY_FIELDS = ("id", "ts", "agent")
 """Top-level fields never redacted: they address the entry."""
+
+_CACHED_CHARS = 2048
 
 
 @dataclass(frozen=True)
@@ -241,23 +184,17 @@ class Redactor:
         return _redact(self.patterns, value)
 
     def value(self, value: Any) -> Any:
-        """Any JSON value with every string in it (recursively, keys excepted) redacted."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, list):
-            return [self.value(item) for item in value]
-        if isinstance(value, dict):
-            return {key: self.value(item) for key, item in value.items()}
-        return value
+        """Any JSON value with every string in it (recursively, keys excepted) redacted, and the value of a field
+        named like a secret (`password`, `api_key`, ...) replaced whole."""
+        return redact_value(value, self.text)
+
+    def field(self, key: str, value: Any) -> Any:
+        """The value of the field `key`, redacted as `value` redacts it."""
+        return redact_field(key, value, self.text)
 
 
 def _redact(patterns: tuple[str, ...], value: str) -> str:
-    for kind, pattern in _KINDS:
-        if _HINTS[kind](value):
-            value = pattern.sub(functools.partial(_replacement, kind=kind), value)
-    for extra in patterns:
-        value = _compiled(extra).sub(functools.partial(_replacement, kind="pattern"), value)
-    return value
+    return redact_text(value, tuple(_compiled(extra) for extra in patterns))
 
 
 @functools.lru_cache(maxsize=64)
@@ -268,18 +205,6 @@ def _redact_long(patterns: tuple[str, ...], value: str) -> str:
 @functools.lru_cache(maxsize=256)
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
-
-
-def _replacement(match: re.Match[str], kind: str) -> str:
-    if kind == "card_number" and not _luhn(re.sub(r"\D", "", match.group(0))):
-        return match.group(0)
-    tag = f"[REDACTED:{kind}]"
-    if "secret" in match.re.groupindex and match.group("secret") is not None:
-        start, end = match.span("secret")
-        whole = match.group(0)
-        offset = match.start(0)
-        return whole[: start - offset] + tag + whole[end - offset :]
-    return tag
 
 
 @dataclass(frozen=True)
@@ -302,7 +227,8 @@ class RedactProcessor:
         changed: dict[str, Entry] = {}
         for entry in entries:
             data = {
-                key: value if key in _IDENTITY_FIELDS else redactor.value(value) for key, value in entry.data.items()
+                key: value if key in _IDENTITY_FIELDS else redactor.field(key, value)
+                for key, value in entry.data.items()
             }
             if data != entry.data:
                 changed[entry.id] = replace(entry, data=data, raw=serialize(data))

@@ -110,12 +110,14 @@ def test_redacted_history_is_embedded_and_recalled_without_its_secrets(
 def test_without_redact_the_same_run_does_store_the_secrets(
     vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # The control: the check above can fail, because without redaction the secrets do reach the index files.
+    # The control: the check above can fail, because without redaction the secrets do reach the history notes
+    # (the index itself redacts what it reads, so the data dir stays clean either way).
     data = tmp_path / "data"
     configure(vault, "embed")
     process(capsys, vault, data)
-    assert files_holding(data, SECRETS["openai_key"]) != []
+    assert files_holding(vault / "Memory", SECRETS["openai_key"]) != []
     assert files_holding(vault / "Memory", SECRETS["aws_key"]) != []
+    assert files_holding(data, SECRETS["openai_key"]) == []
 
 
 def test_a_running_watcher_is_left_to_index_the_notes(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import lzma
 from datetime import UTC, datetime, timedelta
@@ -107,15 +108,22 @@ def test_configured_patterns_and_nested_values() -> None:
 def test_long_texts_and_the_quick_checks_redact_exactly_what_the_patterns_find() -> None:
     # Each kind's quick substring check must never skip a text its pattern matches: compare with the bare patterns,
     # on short texts and on long ones (which are also cached), with the secrets in other letter cases too.
-    from companion.pipeline.processors import _KINDS, _replacement
+    from companion.secrets import KINDS, _replacement
 
     def bare(text: str) -> str:
-        for kind, pattern in _KINDS:
-            text = pattern.sub(lambda m, kind=kind: _replacement(m, kind), text)
+        for kind in KINDS:
+            text = kind.pattern.sub(functools.partial(_replacement, kind=kind.name), text)
         return text
 
     pem = "-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----"
     extras = ["bEaReR abcdef0123456789ABCDEF", "https://u:p4ss@h.example", pem, "call 020 7946 0958 now"]
+    aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYq1w2E3r4T5"
+    extras += [
+        f"Aws_Secret_Access_Key: {aws}",
+        f"{SECRETS['aws_key']} / {aws}",
+        "The Password is hunter2-x",
+        "PIN 4821",
+    ]
     filler = "You are sentinel; reply HEARTBEAT_OK when all is well. " * 60
     for secret in [*SECRETS.values(), *extras]:
         for text in (f"x {secret} y", f"{filler}{secret} {filler}", filler + secret.lower(), filler + secret.upper()):
