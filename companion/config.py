@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import re
 import types
 import typing
@@ -46,8 +47,12 @@ class IndexConfig:
     left out by default, as a template's placeholders are not something anyone remembers."""
 
     def __post_init__(self) -> None:
-        if self.max_note_mb <= 0:
-            raise ValueError("max_note_mb must be more than 0")
+        # Written so NaN fails too; 0 or less would skip every note, infinity cannot be counted in bytes.
+        if not 0 < self.max_note_mb < math.inf:
+            raise ValueError(
+                f"max_note_mb: expected a positive number (more than 0), got {self.max_note_mb:g}: it is the size in "
+                "MiB above which a note is skipped (default 5)"
+            )
 
 
 @dataclass(frozen=True)
@@ -281,6 +286,7 @@ def _build(cls: type[Any], node: Node, prefix: str, source: str, loader: yaml.Sa
     if not isinstance(node, MappingNode):
         raise _fail(source, node, prefix, f"expected a mapping with keys {', '.join(allowed)}")
     values: dict[str, Any] = {}
+    nodes: dict[str, Node] = {}
     for key_node, value_node in node.value:
         key = key_node.value if isinstance(key_node, ScalarNode) else "?"
         dotted = f"{prefix}.{key}" if prefix else key
@@ -295,10 +301,21 @@ def _build(cls: type[Any], node: Node, prefix: str, source: str, loader: yaml.Sa
         if key in values:
             raise _fail(source, key_node, dotted, "this key is given twice")
         values[key] = _value(hints[key], value_node, dotted, source, loader)
+        nodes[key] = value_node
     try:
-        return cls(**values)
+        built = cls(**values)
     except ValueError as exc:  # a section's own range checks (RetentionPolicy.__post_init__)
+        field_name, _, rest = str(exc).partition(": ")
+        if field_name in nodes and rest:  # a check of one field, worded `key: message`: point at that key
+            raise _fail(source, nodes[field_name], f"{prefix}.{field_name}" if prefix else field_name, rest) from exc
         raise _fail(source, node, prefix, str(exc)) from exc
+    # Only now the general rule for numbers: a section that checks a field says it in its own words (a negative
+    # value and 0 get one message), and the rest still never take a negative number, NaN or infinity.
+    for key, value in values.items():
+        if isinstance(value, float) and not 0 <= value < math.inf:
+            dotted = f"{prefix}.{key}" if prefix else key
+            raise _fail(source, nodes[key], dotted, f"expected a positive number (or 0), got {value:g}")
+    return built
 
 
 def _value(hint: Any, node: Node, key: str, source: str, loader: yaml.SafeLoader) -> Any:
@@ -335,9 +352,7 @@ def _value(hint: Any, node: Node, key: str, source: str, loader: yaml.SafeLoader
             raise _fail(source, node, key, f"expected one of {choices}, got {data!r}")
         return data
     if hint is float and isinstance(data, int | float) and not isinstance(data, bool):
-        if data < 0:
-            raise _fail(source, node, key, f"expected a positive number (or 0), got {data!r}")
-        return float(data)
+        return float(data)  # its range is checked once its section is built (see `_build`)
     if hint in (str, int, bool) and type(data) is hint:
         return data
     raise _fail(source, node, key, f"expected {_type_name(hint)}, got {_describe(node)}")

@@ -5,6 +5,9 @@ Messages say what happened, to which file, and what to do about it, so the CLI c
 
 from __future__ import annotations
 
+import errno
+import os
+
 
 class CompanionError(Exception):
     """Base of every error the companion raises on purpose."""
@@ -62,7 +65,8 @@ class NotConfirmedError(CurationError):
 
 
 class NotFoundError(CurationError):
-    """The note (or audit entry) a curation names does not exist: a bad argument."""
+    """The note (or audit entry) a curation names does not exist, or its path cannot name a note in the vault (it
+    climbs out with `..`, say): a bad argument."""
 
     exit_code = 2
 
@@ -126,3 +130,94 @@ class AgentInputError(CompanionError):
         self.reason = message
         """What is wrong with it, and what would be accepted."""
         super().__init__(f"{field}: {message}")
+
+
+class StorageError(CompanionError):
+    """The operating system refused a file operation: no permission, no space left, a name too long, a read-only disk.
+
+    Built from the `OSError` by `from_os_error`, so the message names the path and what to do, never a traceback.
+    """
+
+    exit_code = 9
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        """The file or folder the operation was on, when the system said."""
+
+
+_DISK_FULL_WORDS = ("no space left on device", "disk is full", "disk quota exceeded")
+
+
+def says_disk_full(message: str) -> bool:
+    """Whether an error message from a library (SQLite, Chroma) means the disk or the quota is full.
+
+    SQLite reports a full disk as "database or disk is full" and Chroma passes on its own storage's words, so the
+    text is all a caller has to tell a full disk from a corrupt index.
+    """
+    text = message.casefold()
+    return any(words in text for words in _DISK_FULL_WORDS)
+
+
+def no_space_error(path: str | None, *, quota: bool = False) -> StorageError:
+    """The error for a full disk (or a used-up quota) while writing under `path`."""
+    what = "your disk quota is used up on the device" if quota else "no space left on the device"
+    where = f" holding {path}" if path else ""
+    return StorageError(
+        f"{what}{where}: free some space and run the command again; nothing was half-written",
+        path,
+    )
+
+
+def from_os_error(exc: OSError) -> StorageError:
+    """One clear error for an `OSError`: what went wrong, on which path, and what to do about the common causes."""
+    path = _path_text(exc.filename)
+    other = _path_text(exc.filename2)
+    shown = f"{path} (to {other})" if path and other else path
+    code = exc.errno
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return no_space_error(shown, quota=code == errno.EDQUOT)
+    at = f": {shown}" if shown else ""
+    data_dir = "--data-dir keeps the companion's data (index, logs) in another folder"
+    if code in (errno.EACCES, errno.EPERM):
+        return StorageError(f"permission denied{at}: {_who_must_allow(path)}; {data_dir}", path)
+    if code == errno.EROFS:
+        return StorageError(f"read-only file system{at}: the device holding it cannot be written; {data_dir}", path)
+    if code == errno.ENAMETOOLONG:
+        return StorageError(
+            f"file name too long{at}: a name in this path is longer than the file system allows (often 255 bytes); "
+            "choose a shorter name, or a shorter --data-dir for the companion's data",
+            path,
+        )
+    if code == errno.ENOTDIR or (code == errno.EEXIST and path and not os.path.isdir(path)):
+        # `mkdir -p` through a plain file fails with one or the other, depending on where the file sits.
+        return StorageError(
+            f"not a folder{at}: a file stands where this path needs a folder; move that file away, or choose "
+            f"another folder: {data_dir}",
+            path,
+        )
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return StorageError(f"{reason[:1].lower()}{reason[1:]}{at}", path)
+
+
+def _path_text(name: object) -> str | None:
+    """A path an `OSError` names, as text (it may be bytes, or a descriptor number, or missing)."""
+    if isinstance(name, str | bytes | os.PathLike):
+        return os.fsdecode(name)
+    return None
+
+
+def _who_must_allow(path: str | None) -> str:
+    """Which file or folder must let this user in: an existing file itself, else the nearest existing folder (where a
+    new file or folder is made)."""
+    if not path:
+        return "check the owner and mode of the files involved"
+    current = os.path.abspath(path)
+    if os.path.lexists(current) and not os.path.isdir(current):
+        return f"the file {current} must be writable by this user (check its owner and mode)"
+    while not os.path.isdir(current):
+        parent = os.path.dirname(current)
+        if parent == current:
+            return "check the owner and mode of its folders"
+        current = parent
+    return f"the folder {current} must be writable by this user (check its owner and mode)"

@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 
 from companion import __version__
-from companion.errors import AgentInputError, CompanionError
+from companion.errors import (
+    AgentInputError,
+    CompanionError,
+    StorageError,
+    StoreError,
+    from_os_error,
+    no_space_error,
+    says_disk_full,
+)
+from companion.locations import data_root
+
+log = logging.getLogger(__name__)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,15 +95,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         code: int = args.run(args)
-    except CompanionError as exc:
-        print(f"companion: {exc}", file=sys.stderr)
-        if getattr(args, "json", False):
-            # A script that asked for JSON reads JSON, also when the command fails.
-            error: dict[str, object] = {"error": str(exc), "exit_code": exc.exit_code}
-            if isinstance(exc, AgentInputError):
-                error.update(error=exc.reason, field=exc.field)
-            print(json.dumps(error, ensure_ascii=False), flush=True)
-        return exc.exit_code
     except KeyboardInterrupt:
         print("companion: interrupted", file=sys.stderr)
         return 130
@@ -98,4 +102,71 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader (`| head`) has had enough: not an error. Point stdout at nothing so the exit flush is quiet.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except (CompanionError, OSError, sqlite3.OperationalError) as exc:
+        known = _explained(exc, args)
+        if known is None:
+            raise
+        if known is not exc:
+            # The message replaces the traceback; `-v` still shows where the error came from.
+            log.debug("the error below came from here", exc_info=exc)
+        return _report(known, args)
     return code
+
+
+def _explained(exc: Exception, args: argparse.Namespace) -> CompanionError | None:
+    """The error to report for `exc`, or None when it is not one the command line can explain (a real bug)."""
+    if isinstance(exc, OSError):
+        return from_os_error(exc)
+    if not _disk_full(exc):
+        return exc if isinstance(exc, CompanionError) else None
+    named = _named_os_error(exc)
+    path = named.filename if named is not None and named.errno in (errno.ENOSPC, errno.EDQUOT) else None
+    if isinstance(exc, CompanionError) and not isinstance(exc, StoreError):
+        # Such a message says what was written and what was put back: keep it, with the cause and what to do.
+        where = f" holding {os.fsdecode(path)}" if path is not None else ""
+        return StorageError(
+            f"{exc}; no space left on the device{where}: free some space and run it again",
+            None if path is None else os.fsdecode(path),
+        )
+    # A store error would blame a corrupt index and suggest a rebuild, which a full disk does not need.
+    if named is not None and path is not None:
+        return from_os_error(named)
+    # SQLite and Chroma say "database or disk is full" without a path: their files live in the data root.
+    return no_space_error(str(data_root(getattr(args, "data_dir", None))))
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and the errors it was raised from or while handling, outermost first."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and all(seen is not known for known in chain):
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    return chain
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """Whether `exc`, or an error behind it, says the disk (or the quota) is full."""
+    return any(
+        (isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT)) or says_disk_full(str(e))
+        for e in _chain(exc)
+    )
+
+
+def _named_os_error(exc: BaseException) -> OSError | None:
+    """The first `OSError` behind `exc` that names a file."""
+    return next((e for e in _chain(exc) if isinstance(e, OSError) and e.filename is not None), None)
+
+
+def _report(exc: CompanionError, args: argparse.Namespace) -> int:
+    """Print an error as one line on stderr (and as JSON on stdout under `--json`); return its exit code."""
+    print(f"companion: {exc}", file=sys.stderr)
+    if getattr(args, "json", False):
+        # A script that asked for JSON reads JSON, also when the command fails.
+        error: dict[str, object] = {"error": str(exc), "exit_code": exc.exit_code}
+        if isinstance(exc, AgentInputError):
+            error.update(error=exc.reason, field=exc.field)
+        if isinstance(exc, StorageError):
+            error["path"] = exc.path
+        print(json.dumps(error, ensure_ascii=False), flush=True)
+    return exc.exit_code

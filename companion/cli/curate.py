@@ -18,7 +18,7 @@ from typing import Any
 from companion.cli.args import add_vault_arguments, open_workspace
 from companion.cli.output import print_json
 from companion.curation.curator import Curator, Plan, PlannedWrite
-from companion.errors import ConfigError, CurationError, NotConfirmedError, NotFoundError
+from companion.errors import ConfigError, NotConfirmedError, NotFoundError
 from companion.locations import data_root
 from companion.vault.audit import AuditEntry, AuditLog
 from companion.vault.parse import title_of
@@ -138,7 +138,7 @@ def note_path(ws: Workspace, raw: str) -> str:
     """
     text = raw.strip()
     if not text:
-        raise CurationError("give a note: its path inside the vault, such as 'Projects/Ski Trip.md'")
+        raise NotFoundError("give a note: its path inside the vault, such as 'Projects/Ski Trip.md'")
     if os.path.isabs(text):
         # A path the shell completed from outside the vault still names a note when it lies inside it.
         absolute = Path(os.path.abspath(text))
@@ -147,12 +147,18 @@ def note_path(ws: Workspace, raw: str) -> str:
                 text = absolute.relative_to(base).as_posix()
                 break
         else:
-            raise CurationError(f"{raw}: not inside the vault {ws.root}; give the note's path inside the vault")
+            raise NotFoundError(f"{raw}: not inside the vault {ws.root}; give the note's path inside the vault")
     if not text.lower().endswith(".md"):
         text += ".md"
     parts = text.split("/")
-    # Odd paths (`..`, hidden folders) are left to the Curator, which says exactly why it refuses them.
-    if ".." not in parts and not any(part.startswith(".") for part in parts) and not os.path.lexists(ws.root / text):
+    if ".." in parts:
+        # A bad argument (exit code 2) like a missing note, not a refused curation: no note is named at all.
+        raise NotFoundError(
+            f"{raw}: climbs out of its folder with '..', so it names no note in the vault {ws.root} and nothing was "
+            "written; give the note's path inside the vault, such as 'Projects/Ski Trip.md'"
+        )
+    # Hidden folders are left to the Curator, which says exactly why it refuses them.
+    if not any(part.startswith(".") for part in parts) and not os.path.lexists(ws.root / text):
         raise NotFoundError(
             f"{text}: no such note in the vault {ws.root}, so nothing was written; {_suggest(ws, text)}"
         )

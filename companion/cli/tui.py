@@ -8,6 +8,7 @@ from typing import Any
 from companion.cli.args import add_vault_arguments, open_workspace
 from companion.errors import VaultError
 from companion.recall.scope import parse_as_of
+from indexer.lock import WriterLock
 
 
 def register(sub: Any) -> None:
@@ -34,6 +35,10 @@ def run(args: argparse.Namespace) -> int:
             "or try the app on a demo vault with `companion demo`"
         )
     try:
+        if not args.read_only:
+            # A data directory that cannot be written fails here, with one message and exit code 9, rather than as a
+            # retrying error inside the app.
+            WriterLock.prepare(ws.data_dir)
         code = CompanionApp(ws, as_of=as_of, read_only=args.read_only).run()
     finally:
         ws.close()

@@ -264,3 +264,11 @@ def test_processor_config_errors_name_file_line_and_key(tmp_path: Path, text: st
     message = error_for(tmp_path, text)
     assert message.startswith(str(config_path(tmp_path)))
     assert expected in message
+
+
+@pytest.mark.parametrize("value", ["0", "0.0", "-1", "-0.5", ".nan", ".inf"])
+def test_max_note_mb_out_of_range_gets_one_message(tmp_path: Path, value: str) -> None:
+    # 0 and a negative number once took different checks with different words (one of them offering 0).
+    message = error_for(tmp_path, f"index:\n  include: ['**/*.md']\n  max_note_mb: {value}\n")
+    assert "companion.yaml, line 3: index.max_note_mb: expected a positive number (more than 0), got " in message
+    assert "(or 0)" not in message and "skipped" in message

@@ -205,3 +205,15 @@ def test_the_configured_source_is_recorded(vault: Path, capsys: pytest.CaptureFi
     assert _run(capsys, vault, "curate", "pin", str(vault / "Notes/ski.md"))[0] == 0  # an absolute path works
     (entry,) = _json(capsys, vault, "audit")["entries"]
     assert (entry["source"], entry["summary"]) == ("nightly-agent", "Pin Notes/ski.md")
+
+
+@pytest.mark.parametrize("note", ["../x", "Notes/../../x", "/etc/hostname", " "])
+def test_a_path_that_names_no_note_in_the_vault_is_a_bad_argument(
+    vault: Path, capsys: pytest.CaptureFixture[str], note: str
+) -> None:
+    before = file_tree(vault)
+    code, out, err = _run(capsys, vault, "curate", "pin", note, "--json")
+    assert code == 2, err  # like a missing note (README's exit codes), not a refused curation
+    assert json.loads(out)["exit_code"] == 2 and "Traceback" not in err
+    assert ("'..'" in err) if ".." in note else ("inside the vault" in err)
+    assert file_tree(vault) == before and not _audit_folder(vault).exists()
