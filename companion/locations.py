@@ -102,3 +102,13 @@ class DataPaths:
     def writer_lock(self) -> Path:
         """The lock held by the one process that writes the index."""
         return self.root / "writer.lock"
+
+    @property
+    def damage(self) -> Path:
+        """Chunk ids `companion doctor` found unreadable, for the next `companion index` to embed again."""
+        return self.root / "damaged.json"
+
+    @property
+    def mcp_token(self) -> Path:
+        """The bearer token HTTP clients of `companion mcp --transport http` must send (mode 600)."""
+        return self.root / "mcp_token"

@@ -5,10 +5,12 @@ Everything heavy (the model, Chroma) is built on first use, so commands that do 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,11 +20,13 @@ from companion.errors import IndexLockedError, StoreError
 from companion.locations import DataPaths, vault_data_dir
 from companion.recall.access import AccessLog
 from companion.recall.engine import Recall
+from companion.secrets import RULES_VERSION
 from companion.vault.discovery import VaultLocation, locate_vault
 from companion.vault.reader import ObsidianVault
 from indexer.chunking import CHUNKER_VERSION, Chunker
-from indexer.lock import WriterLock
 from indexer.manifest import Manifest
+from indexer.owner import WAIT_FOR_SHORT_S, SharedStore, StoreOwner
+from indexer.repair import Mended, mend
 from indexer.search import Searcher
 from indexer.store import VectorStore, remove_embedded_store
 from indexer.sync import Indexer, IndexReport, Progress, Reading
@@ -39,10 +43,16 @@ class Workspace:
     embedder_override: Embedder | None = None
     store_write_batch: int | None = None
     """Vectors per store write, when a caller needs short ones (the app: see `VectorStore.write_batch`)."""
+    long_lived: bool = False
+    """This process runs until stopped (the app, `index --watch`, the MCP server): a writer that needs the embedded
+    store does not wait for it to finish, it asks it to hand the store over."""
+    purpose: str | None = None
+    """What this process is, as other processes are told (`companion index --watch`); the command line if None."""
     _vault: ObsidianVault | None = field(default=None, repr=False)
     _manifest: Manifest | None = field(default=None, repr=False)
     _embedder: Embedder | None = field(default=None, repr=False)
-    _store: VectorStore | None = field(default=None, repr=False)
+    _store: VectorStore | SharedStore | None = field(default=None, repr=False)
+    _owner: StoreOwner | None = field(default=None, repr=False)
     _searcher: Searcher | None = field(default=None, repr=False)
     _access: AccessLog | None = field(default=None, repr=False)
     # The app opens the model and the store from two threads (recall, indexer): each must be opened once.
@@ -107,26 +117,79 @@ class Workspace:
                 self._embedder = embedder_from_config(emb.provider, emb.model, emb.url, emb.api_key_env)
         return self._embedder
 
-    def store(self, *, rebuild: bool = False) -> VectorStore:
-        """The vector store (embedded in the data directory, or the configured server)."""
+    def store(self, *, rebuild: bool = False) -> VectorStore | SharedStore:
+        """The vector store: a Chroma server's collection, or the embedded store, opened in this process if no other
+        holds it and asked of the process that does otherwise (see `indexer.owner`)."""
         with self._opening:
             return self._open_store(rebuild)
 
-    def _open_store(self, rebuild: bool) -> VectorStore:
-        if self._store is None or rebuild:
-            embedder = self.embedder()
-            path = None if self.chroma_url else self.paths.chroma
-            self._store = VectorStore(
-                model_id=embedder.model_id,
-                dim=embedder.dim,
-                path=path,
-                url=self.chroma_url,
-                namespace=str(self.root),
-                rebuild=rebuild,
+    @property
+    def owner(self) -> StoreOwner:
+        """This process's claim on the embedded store (the writer lock, the open store, the socket serving it)."""
+        with self._opening:
+            if self._owner is None:
+                self._owner = StoreOwner(
+                    self.data_dir, self._open_local_store, purpose=self.purpose, long_lived=self.long_lived
+                )
+            return self._owner
+
+    @contextlib.contextmanager
+    def writing(self, *, wait: bool = True, ask: bool = True) -> Iterator[None]:
+        """Hold this vault's index for writing for the block (raises `IndexLockedError` naming the holder).
+
+        With `ask`, a process that only reads the store is asked to hand it over; with `wait`, a short-lived one
+        that is busy (a recall catching up) is waited for, up to two minutes.
+        """
+        with self.owner.writing(wait_s=WAIT_FOR_SHORT_S if wait else 0.0, ask_release=ask):
+            yield
+
+    def _open_local_store(self) -> VectorStore:
+        if not self.paths.chroma.exists() and not self.owner.writing_now and _lists_chunks(self.paths.manifest):
+            # Chroma would create an empty store and every recall would silently lose its meaning side.
+            raise StoreError(
+                f"The vector store folder {self.paths.chroma} is missing while the index lists chunks: "
+                "run `companion index` to embed them again."
             )
-            if self.store_write_batch:
-                self._store.write_batch = self.store_write_batch
+        embedder = self.embedder()
+        store = VectorStore(model_id=embedder.model_id, dim=embedder.dim, path=self.paths.chroma)
+        if self.store_write_batch:
+            store.write_batch = self.store_write_batch
+        return store
+
+    def _open_store(self, rebuild: bool) -> VectorStore | SharedStore:
+        if self.chroma_url:
+            if self._store is None or rebuild:
+                embedder = self.embedder()
+                self._store = VectorStore(
+                    model_id=embedder.model_id,
+                    dim=embedder.dim,
+                    url=self.chroma_url,
+                    namespace=str(self.root),
+                    rebuild=rebuild,
+                )
+                if self.store_write_batch:
+                    self._store.write_batch = self.store_write_batch
+            return self._store
+        if rebuild:
+            self.reset_vectors()
+        if self._store is None:
+            embedder = self.embedder()
+            self._store = SharedStore(self.owner, embedder.model_id, embedder.dim)
         return self._store
+
+    def reset_vectors(self) -> None:
+        """Drop every vector (a rebuild or a repair of damaged files); this process must hold the index."""
+        if self.chroma_url:
+            self.store(rebuild=True)
+            return
+        owner = self.owner
+        try:
+            owner.local().reset()
+        except StoreError:
+            if not owner.owned:
+                raise
+            owner.reset_local()
+            remove_embedded_store(self.paths.chroma)  # unreadable: start from an empty folder
 
     @property
     def store_kind(self) -> str:
@@ -152,7 +215,7 @@ class Workspace:
         built_by = manifest.get_meta("chunker")
         if built_by is not None and built_by != CHUNKER_VERSION:
             manifest.reset()
-            self.store(rebuild=True)
+            self.reset_vectors()
         manifest.set_meta("chunker", CHUNKER_VERSION)
         # Settings that change how a note is read (size limit, which notes are conversations) do not change
         # its file, so the stat check alone would never apply them: re-read everything when they change.
@@ -162,6 +225,10 @@ class Workspace:
         if manifest.get_meta("settings") not in (None, settings):
             manifest.invalidate()
         manifest.set_meta("settings", settings)
+        # What the index holds of a note's text is redacted: new rules must reach the lexical index too.
+        if manifest.get_meta("redaction") != RULES_VERSION and manifest.note_count():
+            manifest.reread()
+        manifest.set_meta("redaction", RULES_VERSION)
         if own_connections:
             access = AccessLog(self.paths.access)
             vault = ObsidianVault(self.root, self.config)
@@ -171,17 +238,20 @@ class Workspace:
 
     def _wipe(self) -> None:
         """Delete this vault's index files, even unreadable ones (a rebuild must work on a corrupt index)."""
-        self.close()
-        self._store = None
-        manifest_path, chroma_path = self.paths.manifest, self.paths.chroma
+        self._close_files()
+        manifest_path = self.paths.manifest
         for suffix in ("", "-wal", "-shm"):
             Path(f"{manifest_path}{suffix}").unlink(missing_ok=True)
-        try:
-            self.store(rebuild=True)  # drop the collection through Chroma itself
-        except StoreError:
-            if self.chroma_url:
-                raise
-            remove_embedded_store(chroma_path)  # unreadable: start from an empty folder
+        if self.chroma_url:
+            self._store = None
+        self.reset_vectors()  # through Chroma itself where it can, else a fresh folder
+
+    def mend(self) -> Mended:
+        """Mend a damaged index before a sync (see `indexer.repair.mend`); the caller holds it for writing."""
+        if self._access is not None:  # a damaged access store is moved aside: no connection may stay on it
+            self._access.close()
+            self._access = None
+        return mend(self.paths, self.manifest, self.store, self.reset_vectors, embedded=not self.chroma_url)
 
     def searcher(self) -> Searcher:
         """A hybrid searcher over this vault's index."""
@@ -205,13 +275,21 @@ class Workspace:
         A running `companion index --watch` keeps the index fresh itself, so a reader never waits for it.
         """
         try:
-            with WriterLock(self.data_dir):
+            with self.writing(wait=False, ask=False):
                 return self.indexer().sync(progress=progress, reading=reading)
         except IndexLockedError:
             return None
 
     def close(self) -> None:
-        """Close the manifest."""
+        """Close the manifest and the access log, and let go of the index (closing the store if it was opened
+        here)."""
+        self._close_files()
+        if self._owner is not None:
+            self._owner.release()
+        if not self.chroma_url:
+            self._store = None
+
+    def _close_files(self) -> None:
         if self._manifest is not None:
             self._manifest.close()
             self._manifest = None
@@ -219,3 +297,17 @@ class Workspace:
             self._access.close()
             self._access = None
         self._searcher = None
+
+
+def _lists_chunks(manifest: Path) -> bool:
+    """Whether the manifest lists any chunk, read on a connection of its own (any thread may ask)."""
+    if not manifest.exists():
+        return False
+    try:
+        db = sqlite3.connect(f"file:{manifest}?mode=ro", uri=True, timeout=5)
+        try:
+            return db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
+        finally:
+            db.close()
+    except sqlite3.DatabaseError:
+        return False

@@ -24,9 +24,11 @@ from companion.locations import DataPaths
 class WriterLock:
     """An exclusive, non-blocking lock on a vault's index; use as a context manager."""
 
-    def __init__(self, data_dir: Path, purpose: str | None = None) -> None:
+    def __init__(self, data_dir: Path, purpose: str | None = None, *, long_lived: bool = False) -> None:
         self.path = DataPaths(data_dir).writer_lock
         self.purpose = purpose or " ".join(["companion", *sys.argv[1:]])
+        self.long_lived = long_lived
+        """Whether the holder runs until stopped (a writer does not wait for it to finish)."""
         self._fd: int | None = None
 
     def acquire(self) -> None:
@@ -38,9 +40,14 @@ class WriterLock:
         except BlockingIOError:
             os.close(fd)
             raise IndexLockedError(self._held_message()) from None
-        info = {"pid": os.getpid(), "purpose": self.purpose, "since": time.time()}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(info).encode("utf-8"), 0)
+        info = {"pid": os.getpid(), "purpose": self.purpose, "since": time.time(), "long_lived": self.long_lived}
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(info).encode("utf-8"), 0)
+        except OSError as exc:
+            os.close(fd)  # and with it the lock: nothing was written under it
+            # A write on a descriptor names no file: name the lock file, so a full disk says where it is full.
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
         self._fd = fd
 
     def release(self) -> None:
@@ -59,6 +66,18 @@ class WriterLock:
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) else None
+
+    @staticmethod
+    def prepare(data_dir: Path) -> None:
+        """Create the data directory and the lock file when missing, without taking the lock.
+
+        Raises the `OSError` a writer would meet (a read-only folder, a file where a folder goes, a name too long),
+        so a command that serves for long (the app, the MCP server) fails at its start with one clear message rather
+        than later in a background thread.
+        """
+        path = DataPaths(data_dir).writer_lock
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o644))
 
     @staticmethod
     def held(data_dir: Path) -> bool:
@@ -93,9 +112,8 @@ class WriterLock:
     def _held_message(self) -> str:
         return (
             f"The index in {self.path.parent} is already being written by {self.holder_summary()}. "
-            "Only one process may write it: stop that one, or let it keep the index fresh. Short read-only "
-            "commands (recall, doctor) may run beside it; for anything long-lived, use a Chroma server "
-            "(`chroma run`, then --chroma-url)."
+            "Only one process may write it: stop that one, or let it keep the index fresh. Read-only commands "
+            "(recall, doctor, the app, the MCP server) may run beside it: they ask it for what they need."
         )
 
     def __enter__(self) -> WriterLock:

@@ -285,6 +285,13 @@ class Manifest:
             db.execute("DELETE FROM skipped")
             db.execute("UPDATE notes SET mtime_ns = -1")
 
+    def reread(self) -> None:
+        """Make the next sync read and chunk every note again and rewrite its lexical text (after the redaction
+        rules changed); chunks whose text comes out the same keep their vectors."""
+        with self.transaction() as db:
+            db.execute("DELETE FROM skipped")
+            db.execute("UPDATE notes SET content_hash = '', mtime_ns = -1")
+
     # -- meta ----------------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:

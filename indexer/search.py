@@ -12,11 +12,13 @@ import numpy.typing as npt
 
 from companion.config import RecallConfig
 from companion.embedding.providers import Embedder
+from companion.errors import StoreError
 from companion.recall.candidates import Hit, NoteInfo, fuse, lexical_dense_weight
 from companion.recall.scope import Scope
 from companion.vault.dates import note_day
 from companion.words import QUESTION_FILLER, STOPWORDS, segment, unspaced_share
 from indexer.manifest import Manifest, NoteRecord
+from indexer.owner import SharedStore
 from indexer.store import VectorStore
 
 _TERM = re.compile(r"\w+", re.UNICODE)
@@ -76,13 +78,15 @@ class Searcher:
         self,
         manifest: Manifest,
         embedder_factory: Callable[[], Embedder],
-        store_factory: Callable[[], VectorStore],
+        store_factory: Callable[[], VectorStore | SharedStore],
     ) -> None:
         self.manifest = manifest
+        self.dense_unavailable: str | None = None
+        """Why the last search answered from words only (the process holding the store did not answer), or None."""
         self._embedder_factory = embedder_factory
         self._store_factory = store_factory
         self._embedder: Embedder | None = None
-        self._store: VectorStore | None = None
+        self._store: VectorStore | SharedStore | None = None
         self._vectors: dict[str, npt.NDArray[np.float32]] = {}
         self._shape: tuple[tuple[int, int], int, str | None] | None = None  # (generation, notes, newest day)
         self._scopes: dict[tuple[Scope, tuple[int, int]], tuple[set[str], list[str] | None]] = {}
@@ -143,8 +147,18 @@ class Searcher:
         scope = self._simplified(scope)
         dense: dict[str, float] = {}
         anchors: dict[str, str] = {}
+        self.dense_unavailable = None
+        rows: list[tuple[str, float]] = []
         if query.strip():
-            for chunk_id, similarity in self._dense(query, scope, candidates * 3, candidates):
+            try:
+                rows = self._dense(query, scope, candidates * 3, candidates)
+            except StoreError as exc:  # the owner does not answer, or the store is damaged
+                # Never silently: the answer is from words alone, and the caller says why.
+                self.dense_unavailable = (
+                    f"the meaning side of the index is unavailable ({exc}): results from words only"
+                )
+                dense_weight = 0.0
+            for chunk_id, similarity in rows:
                 path, _, anchor = chunk_id.rpartition("#")
                 if similarity > dense.get(path, -1.0):
                     dense[path] = similarity

@@ -26,8 +26,9 @@ from companion.errors import NoteError
 from companion.vault.dates import note_day
 from companion.vault.notes import FileStat, Note
 from companion.vault.reader import ObsidianVault, valid_name
-from indexer.chunking import Chunk, Chunker
+from indexer.chunking import Chunk, Chunker, redact_note
 from indexer.manifest import ChunkRecord, Manifest, NoteRecord
+from indexer.owner import SharedStore
 from indexer.store import VectorStore
 
 log = logging.getLogger(__name__)
@@ -135,7 +136,7 @@ class Indexer:
         manifest: Manifest,
         chunker_factory: Callable[[], Chunker],
         embedder_factory: Callable[[], Embedder],
-        store_factory: Callable[[], VectorStore],
+        store_factory: Callable[[], VectorStore | SharedStore],
         *,
         batch_chunks: int = 1024,
         on_moved: Callable[[str, str], None] | None = None,
@@ -149,11 +150,11 @@ class Indexer:
         self._store_factory = store_factory
         self._chunker: Chunker | None = None
         self._embedder: Embedder | None = None
-        self._store: VectorStore | None = None
+        self._store: VectorStore | SharedStore | None = None
         self.batch_chunks = batch_chunks
 
     @property
-    def store(self) -> VectorStore:
+    def store(self) -> VectorStore | SharedStore:
         """The vector store, opened on first use."""
         if self._store is None:
             self._store = self._store_factory()
@@ -273,7 +274,7 @@ class Indexer:
                 reading(number, len(changed))
             stat = changed[path]
             try:
-                note = self.vault.read_note(path)
+                note = redact_note(self.vault.read_note(path))
             except NoteError as exc:
                 self._skip(path, stat, exc.reason, report)
                 continue

@@ -12,7 +12,6 @@ from companion.cli.output import ProgressBar, print_json
 from companion.locations import data_root
 from companion.words import counted
 from companion.workspace import Workspace
-from indexer.lock import WriterLock
 
 SAMPLE_QUERIES = (
     "where are we going skiing and what is the budget?",
@@ -46,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     summary = kept or write_demo_vault(dest, now=datetime.now().astimezone())
     ws = Workspace.open(dest, data_dir=args.data_dir)
     try:
-        with WriterLock(ws.data_dir):
+        with ws.writing():
             bar = None if args.json else ProgressBar("indexing demo vault")
             report = ws.indexer().sync(progress=bar)
             if bar:

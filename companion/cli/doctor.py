@@ -4,6 +4,7 @@ post-processors would work on (the sources found, each agent's list, when its tr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 from companion.cli.args import add_vault_arguments, open_workspace
@@ -13,9 +14,12 @@ from companion.locations import config_path, models_dir
 from companion.pipeline.history import find_sources
 from companion.pipeline.run import plan_for
 from companion.pipeline.triggers import TriggerState, processor_key
+from companion.vault.audit import AuditLog
 from companion.words import counted
 from companion.workspace import Workspace
 from indexer.lock import WriterLock
+from indexer.repair import health_lines, record_damage, sqlite_damage
+from indexer.store import damaged_files
 
 
 def register(sub: Any) -> None:
@@ -72,22 +76,26 @@ def diagnose(ws: Workspace) -> dict[str, Any]:
         embedder = ws.embedder()
         folder = getattr(embedder, "model_dir", None)
         report["model"].update({"id": embedder.model_id, "dim": embedder.dim, "path": str(folder) if folder else None})
-        store = ws.store()
-        ids = store.ids()
-        manifest_ids = ws.manifest.chunk_ids()
-        report["store"].update(
-            {
-                "vectors": len(ids),
-                "orphans": len(ids - manifest_ids),
-                "missing": len(manifest_ids - ids),
-            }
-        )
-        if ids != manifest_ids or report["index"]["pending"]:
+        report["store"].update(_store_health(ws))
+        if report["store"]["problems"]:
             report["healthy"] = False
-            report["errors"].append(
-                "the vector store and the manifest disagree: run `companion index` to repair, "
-                "or `companion index --rebuild`"
-            )
+            report["errors"] += report["store"]["problems"]
+        elif report["index"]["pending"]:
+            report["healthy"] = False
+            report["errors"].append("an interrupted run left writes to undo: run `companion index` to repair")
+    except CompanionError as exc:
+        report["healthy"] = False
+        report["errors"].append(str(exc))
+    for name, path, repair in (
+        ("the manifest", ws.paths.manifest, "run `companion index --rebuild`"),
+        ("the access statistics", ws.paths.access, "run `companion index`: it sets the file aside and starts afresh"),
+    ):
+        reason = sqlite_damage(path)
+        if reason is not None:
+            report["healthy"] = False
+            report["errors"].append(f"{name} ({path.name}) is damaged ({reason}): {repair}")
+    try:
+        report["audit"] = {"entries": len(AuditLog(ws.data_dir).entries())}
     except CompanionError as exc:
         report["healthy"] = False
         report["errors"].append(str(exc))
@@ -96,6 +104,47 @@ def diagnose(ws: Workspace) -> dict[str, Any]:
         report["healthy"] = False
         report["errors"] += report["session_history"]["errors"]
     return report
+
+
+def _store_health(ws: Workspace) -> dict[str, Any]:
+    """Every vector read back and compared with the manifest, by whichever process holds the store."""
+    if not ws.chroma_url:
+        damaged = damaged_files(ws.paths.chroma)
+        if damaged:
+            return {
+                "problems": [
+                    f"the vector index files are damaged ({'; '.join(damaged)}): run `companion index` to repair "
+                    "them (every chunk is embedded again)"
+                ]
+            }
+        if not ws.paths.chroma.exists() and ws.manifest.counts()[1]:
+            return {
+                "vectors": 0,
+                "problems": [
+                    f"the vector store folder {ws.paths.chroma} is missing: run `companion index` to embed every "
+                    "chunk again"
+                ],
+            }
+    health = ws.store().health(sorted(ws.manifest.chunk_ids()))
+    record_damage(ws.paths, health.unreadable)
+    writing = not ws.owner.owned and WriterLock.held(ws.data_dir)
+    if writing:
+        # Another process is writing: vectors of its current batch are in the store before the manifest names
+        # them. Only what cannot be in flight counts as damage.
+        in_flight = set(ws.manifest.pending())
+        health = dataclasses.replace(
+            health,
+            orphans=[i for i in health.orphans if i not in in_flight],
+            missing=[i for i in health.missing if i not in in_flight],
+        )
+    return {
+        "vectors": health.vectors,
+        "orphans": len(health.orphans),
+        "missing": len(health.missing),
+        "unreadable": len(health.unreadable),
+        "checked_by": "this process" if ws.owner.owned or ws.chroma_url else "the process writing the index",
+        "problems": health_lines(health),
+    }
 
 
 def session_history(ws: Workspace) -> dict[str, Any]:
@@ -147,7 +196,10 @@ def _print(report: dict[str, Any]) -> None:
     print(f"model     {model.get('id', '?')} ({model.get('dim', '?')} dims) from {model.get('path') or model['cache']}")
     print(f"store     {store['kind']}")
     if "vectors" in store:
-        print(f"          {store['vectors']} vectors, {store['orphans']} orphans, {store['missing']} missing")
+        print(
+            f"          {store['vectors']} vectors, {store.get('orphans', 0)} orphans, {store.get('missing', 0)} "
+            f"missing, {store.get('unreadable', 0)} unreadable (every vector read back)"
+        )
     print(
         f"index     {counted(index['notes'], 'note')}, {counted(index['chunks'], 'chunk')}, "
         f"{index['pending']} pending, "

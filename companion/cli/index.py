@@ -21,7 +21,7 @@ from companion.pipeline.run import AgentReport
 from companion.pipeline.triggers import Due
 from companion.words import counted
 from companion.workspace import Workspace
-from indexer.lock import WriterLock
+from indexer.repair import Mended
 from indexer.sync import Indexer, IndexReport
 
 log = logging.getLogger("companion.index")
@@ -47,13 +47,15 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Build or update; exit 0 even when some notes were skipped (they are listed)."""
     ws = open_workspace(args)
+    ws.long_lived = bool(args.watch)
     try:
-        with WriterLock(ws.data_dir):
+        with ws.writing():
+            mended = None if args.rebuild else ws.mend()
             indexer = ws.indexer(rebuild=args.rebuild)
             bar = JsonProgress() if args.json else ProgressBar("indexing")
             report = indexer.sync(progress=bar, reading=bar.reading)
             bar.close()
-            _print_report(ws, report, args.json, first=True)
+            _print_report(ws, report, args.json, first=True, mended=mended)
             if args.watch:
                 return _watch(ws, indexer, args.json, _trigger_interval(args))
     finally:
@@ -198,8 +200,10 @@ def _log_batch(report: IndexReport, events: int, as_json: bool) -> None:
         log.warning("skipped %s: %s", path, reason)
 
 
-def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool) -> None:
+def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool, mended: Mended | None = None) -> None:
     notes, chunks = ws.manifest.counts()
+    problems = ws.vault.problems if first else []
+    repaired = mended.actions if mended else []
     if as_json:
         print_json(
             {
@@ -212,11 +216,15 @@ def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool
                 "chunks_total": chunks,
                 **report.as_dict(),
                 "left_out": ws.vault.left_out,
+                "problems": [{"path": p, "reason": r} for p, r in problems],
+                "repaired": repaired,
             }
         )
         return
     out = sys.stdout
     print(f"vault   {ws.root}  ({ws.location.detail})", file=out)
+    for line in repaired:
+        print(f"repaired {line}", file=out)
     print(
         f"indexed {counted(report.notes_indexed, 'note')} ({report.notes_renamed} renamed, "
         f"{report.notes_unchanged} touched only), deleted {report.notes_deleted}, "
@@ -235,3 +243,5 @@ def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool
         print(f"left out {counted(sum(ws.vault.left_out.values()), 'note')}: {reasons}", file=out)
     for path, reason in report.skipped:
         print(f"skipped {path}: {reason}", file=out)
+    for path, reason in problems:
+        print(f"problem {path}: {reason}", file=out)

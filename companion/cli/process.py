@@ -28,7 +28,6 @@ from companion.vault.discovery import locate_vault
 from companion.vault.paths import inside_vault, vault_relative
 from companion.words import counted
 from companion.workspace import Workspace
-from indexer.lock import WriterLock
 
 
 def register(sub: Any) -> None:
@@ -94,7 +93,7 @@ def index_notes(ws: Workspace, paths: list[Path]) -> dict[str, Any]:
     # The pipeline writes history notes only inside the vault; anything else is left to `companion index`.
     relative = [vault_relative(ws.root, p) for p in paths if inside_vault(ws.root, p)]
     try:
-        with WriterLock(ws.data_dir):
+        with ws.writing(wait=False):
             report = ws.indexer().update(relative)
     except IndexLockedError:
         held = "the running indexer (`companion index --watch` or the app) indexes them"

@@ -111,11 +111,14 @@ def context_json(context: RecalledContext, located: dict[str, Located] | None = 
         "hot": [session_json(s) for s in context.sessions],
         "pushed_out": [session_json(s) for s in context.pushed_out],
         "temporal": [temporal_json(t) for t in context.temporal],
+        "notice": context.notice,
     }
 
 
 def _print(context: RecalledContext, explain: bool, why: str = "", located: dict[str, Located] | None = None) -> None:
     located = located or {}
+    if context.notice:
+        print(f"note    {context.notice}")
     if context.date_range is not None:
         r = context.date_range
         print(f"dates   '{r.phrase}' = {r.start} .. {r.end}")

@@ -72,7 +72,7 @@ def register(sub: Any) -> None:
     p.add_argument("note", help="a vault path, a title or an alias")
     p.set_defaults(run=_run(lambda api, a: _writer(api).delete(a.note).as_json(), _print_written))
 
-    p = _verb(sub, "remember", "write a typed memory note (seed 004's remember)")
+    p = _verb(sub, "remember", "write a typed memory note (type, confidence, source, tags)")
     p.add_argument("type", choices=MEMORY_TYPES, help="the kind of memory")
     p.add_argument("text", help="the memory")
     p.add_argument("--title", help="its title (default: its first words)")
@@ -82,7 +82,7 @@ def register(sub: Any) -> None:
     p.add_argument("--ignore-dedupe", action="store_true", help="write even when another note holds the same text")
     p.set_defaults(run=_run(_remember, _print_written))
 
-    memory = sub.add_parser("memory", help="query memory by one retrieval path (seed 004)")
+    memory = sub.add_parser("memory", help="query memory by one retrieval path (exact, type, lexical, hybrid or graph)")
     verbs = memory.add_subparsers(dest="verb", metavar="VERB", required=True)
     p = _verb(verbs, "query", "exact, type, lexical, hybrid or graph")
     p.add_argument("mode", choices=MEMORY_MODES, help="the retrieval path")

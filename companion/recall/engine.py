@@ -186,6 +186,7 @@ class Recall:
             results=tuple(_distinct(results))[:k],
             recap=recap,
             date_range=date_range,
+            notice=getattr(self.index, "dense_unavailable", None),
         )
 
     def passage(self, item: RecallItem, max_chars: int = 1200) -> str:

@@ -124,6 +124,8 @@ class RecalledContext:
     with no topic also lists recent sessions first, by time."""
     date_range: DateRange | None
     """The dates the question names, when it names any."""
+    notice: str | None = None
+    """Something the reader must know about these results (the meaning side of the index was unavailable)."""
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ class IndexKeeper:
         self.workspace = workspace
         """The vault, its config and its index."""
         workspace.store_write_batch = APP_WRITE_BATCH
+        workspace.long_lived = True  # an indexer started beside the app asks it, never waits for it to end
         self.read_only = read_only
         """Only follow other writers; never write the index."""
         self.idle = False
@@ -70,7 +71,7 @@ class IndexKeeper:
                 self._follow(until_lock_free=False)
                 return
             try:
-                with WriterLock(self.workspace.data_dir):
+                with self.workspace.writing(wait=False):
                     self._post(IndexStatus(mode="indexer in the app"))
                     self._index_and_watch()
                 return
@@ -160,6 +161,9 @@ class IndexKeeper:
                 now = self.workspace.manifest.generation()
             if now != generation:
                 generation = now
+                with self.lock:
+                    notes, chunks = self.workspace.manifest.counts()
+                self._post(IndexStatus(state=f"following, {counted(notes, 'note')}, {counted(chunks, 'chunk')}"))
                 self._post(IndexChanged())
             if until_lock_free and not WriterLock.held(self.workspace.data_dir):
                 return

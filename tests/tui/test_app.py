@@ -300,6 +300,59 @@ def test_beside_a_running_indexer_the_app_attaches_then_takes_over(ws: Workspace
         other.release()
 
 
+class _VectorsInMemory:
+    """Where another indexer's vectors go in this test: only its manifest writes matter to the app."""
+
+    def __init__(self) -> None:
+        self.vectors: dict[str, Any] = {}
+
+    def upsert(self, ids: Any, embeddings: Any, metadatas: Any) -> None:
+        self.vectors.update(zip(ids, embeddings, strict=True))
+
+    def delete(self, ids: Any) -> None:
+        for i in ids:
+            self.vectors.pop(i, None)
+
+    def embeddings(self, ids: Any) -> dict[str, Any]:
+        return {i: self.vectors[i] for i in ids if i in self.vectors}
+
+
+def test_the_status_line_counts_what_the_followed_indexer_writes(ws: Workspace) -> None:
+    from companion.embedding.hashing import HashEmbedder
+    from companion.vault.reader import ObsidianVault
+    from indexer.chunking import Chunker
+    from indexer.lock import WriterLock
+    from indexer.manifest import Manifest
+    from indexer.sync import Indexer
+
+    app = CompanionApp(ws, as_of=NOW)
+    other = WriterLock(ws.data_dir, purpose="companion index --watch")
+    other.acquire()  # another process's lock: flock is per open file, so one process can play both parts
+    embedder = HashEmbedder()
+    manifest = Manifest(ws.paths.manifest)
+    writer = Indexer(
+        ObsidianVault(ws.root, ws.config),
+        manifest,
+        lambda: Chunker(embedder.count_tokens),
+        lambda: embedder,
+        lambda: _VectorsInMemory(),  # type: ignore[arg-type,return-value]
+    )
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        status = app.query_one(StatusLine)
+        await until(pilot, lambda: status.state.startswith("following, 0 notes"), "following an empty index")
+        writer.sync()  # the other process writes the index
+        notes, _chunks = manifest.counts()
+        assert notes > 0
+        await until(pilot, lambda: status.state.startswith(f"following, {notes} notes"), "the new count")
+
+    try:
+        run(app, steps)
+    finally:
+        other.release()
+        manifest.close()
+
+
 async def show(pilot: Pilot[Any], query: str, path: str) -> None:
     """Search, and check the first result is `path`, now shown in the note view."""
     app = pilot.app

@@ -1,4 +1,4 @@
-"""`companion bench`: measure the performance targets of SPEC §6 on synthetic vaults, as JSON.
+"""`companion bench`: measure the product's performance targets on synthetic vaults, as JSON.
 
 Each figure comes from running the real code paths: the indexer, the watcher, the searcher. Where a
 measurement does not depend on what the vectors mean (a restart's cost, the store's size), the index may be
@@ -20,10 +20,10 @@ from companion.cli.bench.common import cpus
 from companion.cli.bench.indexing import cold_build, restart, save_to_searchable
 from companion.cli.bench.mcp import mcp
 from companion.cli.bench.pipeline import process_history
-from companion.cli.bench.recall import batch, recall
+from companion.cli.bench.recall import batch, nearest, recall
 from companion.cli.output import print_json
 
-MEASURES = ("cold", "restart", "save", "recall", "batch", "tui", "tui-indexing", "process", "mcp")
+MEASURES = ("cold", "restart", "save", "recall", "nearest", "batch", "tui", "tui-indexing", "process", "mcp")
 
 
 def register(sub: Any) -> None:
@@ -33,6 +33,7 @@ def register(sub: Any) -> None:
     p.add_argument("--cold-notes", type=int, default=500, help="notes for the cold build (real model)")
     p.add_argument("--restart-notes", type=int, default=10_000, help="notes for the restart check")
     p.add_argument("--recall-notes", type=int, default=10_000, help="notes for recall latency")
+    p.add_argument("--nearest-notes", type=int, default=3000, help="notes for exact against approximate search")
     p.add_argument("--saves", type=int, default=50, help="saves for save-to-searchable latency")
     p.add_argument("--queries", type=int, default=200, help="queries for recall latency")
     p.add_argument(
@@ -53,7 +54,7 @@ def register(sub: Any) -> None:
         "--incoming-notes", type=int, default=1000, help="notes written into the vault while the app runs (real model)"
     )
     p.add_argument("--history-days", type=int, default=21, help="days of heartbeat history (144 entries a day)")
-    p.add_argument("--entry-kb", type=int, default=154, help="size of one heartbeat entry in KB (seed 003: ~154)")
+    p.add_argument("--entry-kb", type=int, default=154, help="size of one heartbeat entry in KB (a busy agent's: ~154)")
     p.add_argument("--mcp-notes", type=int, default=10_000, help="notes behind the MCP server (hashing embedder)")
     p.add_argument("--dir", help="work folder (default: a temporary folder, removed afterwards)")
     p.set_defaults(run=run)
@@ -79,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
             results["recall"] = recall(
                 work / "recall", args.recall_notes, args.queries, args.embedder, args.query_embedder
             )
+        if "nearest" in only:
+            results["nearest"] = nearest(work / "nearest", args.nearest_notes, args.queries)
         if "batch" in only:
             results["batch"] = batch(work / "batch", args.batch_notes, args.batch_queries)
         if "tui" in only:

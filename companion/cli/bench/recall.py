@@ -185,3 +185,51 @@ def batch(root: Path, notes: int, queries: int) -> dict[str, Any]:
         "per_query_ms": round(1000 * wall / queries, 2),
         "target_s": 60,
     }
+
+
+def nearest(root: Path, notes: int, queries: int) -> dict[str, Any]:
+    """The dense side's nearest-neighbour search over `notes` notes (hashing embedder): exact (the default up to
+    `EXACT_MAX` vectors: the same answer in every process) against Chroma's approximate index, with the time the
+    exact search spends loading the vectors and how far the approximate answers stray from the exact ones."""
+    import numpy as np
+
+    from indexer.store import EXACT_MAX
+
+    synthetic_vault(root, notes)
+    ws = workspace(root, HashEmbedder())
+    ws.indexer().sync()
+    local = ws.owner.local()
+    rng = random.Random(11)
+    topics = [n.title for n in ws.manifest.notes()]
+    vectors = ws.embedder().embed([f"what about {rng.choice(topics)}" for _ in range(queries)])
+    started = time.perf_counter()
+    local.nearest(vectors[0], 150)
+    first = time.perf_counter() - started
+    exact_times: list[float] = []
+    exact: list[list[str]] = []
+    for vector in vectors:
+        started = time.perf_counter()
+        exact.append([i for i, _ in local.nearest(vector, 150)])
+        exact_times.append(time.perf_counter() - started)
+    local.exact_max = 0
+    approx_times: list[float] = []
+    overlap: list[float] = []
+    for vector, truth in zip(vectors, exact, strict=True):
+        started = time.perf_counter()
+        got = [i for i, _ in local.nearest(vector, 150)]
+        approx_times.append(time.perf_counter() - started)
+        overlap.append(len(set(got[:50]) & set(truth[:50])) / 50)
+    local.exact_max = EXACT_MAX
+    chunks = local.count()
+    ws.close()
+    return {
+        "notes": notes,
+        "chunks": chunks,
+        "exact_up_to": EXACT_MAX,
+        "exact_first_query_s": round(first, 3) if chunks <= EXACT_MAX else None,
+        "exact_ms_p50": round(1000 * statistics.median(exact_times), 2),
+        "approximate_ms_p50": round(1000 * statistics.median(approx_times), 2),
+        "approximate_top50_overlap_mean": round(float(np.mean(overlap)), 4),
+        "approximate_top50_overlap_min": round(min(overlap), 4),
+        "queries": queries,
+    }

@@ -1,0 +1,174 @@
+"""Finding and mending damage to a vault's index: missing, orphaned or unreadable vectors, damaged vector-index
+files, and an unreadable access-statistics store.
+
+`companion doctor` checks for real (every vector read back); `companion index` mends before it syncs, re-embedding
+only the chunks that were lost where it can: their ids go into the manifest's journal, so the sync that follows
+drops them and embeds their notes' missing chunks again, as after an interrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from companion.atomic import write_atomic
+from companion.errors import StoreError
+from companion.locations import DataPaths
+from indexer.manifest import Manifest
+from indexer.store import StoreHealth, damaged_files
+
+log = logging.getLogger(__name__)
+
+
+class CheckableStore(Protocol):
+    """What mending needs of a vector store."""
+
+    def count(self) -> int:
+        """How many vectors it holds."""
+
+    def ids(self) -> set[str]:
+        """Every id it holds."""
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Delete vectors by id."""
+
+
+@dataclass(frozen=True)
+class Mended:
+    """What `mend` found and did, one line each, and how many chunks it queued for embedding again."""
+
+    actions: list[str] = field(default_factory=list)
+    """Human lines: what was damaged and what was done about it."""
+    requeued: int = 0
+    """Chunk ids queued to be embedded again."""
+
+
+def sqlite_damage(path: Path) -> str | None:
+    """Why an SQLite file is unreadable or damaged (`PRAGMA quick_check`), or None when it is sound or absent."""
+    if not path.exists():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            rows = db.execute("PRAGMA quick_check").fetchall()
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    problems = [str(r[0]) for r in rows if str(r[0]) != "ok"]
+    return "; ".join(problems[:3]) or None
+
+
+def record_damage(paths: DataPaths, ids: Sequence[str]) -> None:
+    """Remember chunk ids found unreadable, for the next `companion index` (nothing is written when none are)."""
+    if ids:
+        paths.root.mkdir(parents=True, exist_ok=True)
+        write_atomic(paths.damage, json.dumps(sorted(ids)).encode("utf-8"))
+
+
+def recorded_damage(paths: DataPaths) -> list[str]:
+    """The chunk ids `record_damage` left (an unreadable record counts as none)."""
+    try:
+        data = json.loads(paths.damage.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [str(i) for i in data] if isinstance(data, list) else []
+
+
+def set_aside(path: Path) -> Path:
+    """Move a damaged file (and its SQLite side files) out of the way; returns where it went."""
+    aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+    path.rename(aside)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return aside
+
+
+def mend(
+    paths: DataPaths,
+    manifest: Manifest,
+    store: Callable[[], CheckableStore],
+    reset_vectors: Callable[[], None],
+    *,
+    embedded: bool,
+) -> Mended:
+    """Mend what is damaged before a sync (the caller holds the index for writing).
+
+    Damaged vector-index files drop every vector (nothing in them can be trusted) and queue every chunk; a store
+    holding other ids than the manifest loses its orphans and queues its missing chunks; chunks `doctor` found
+    unreadable are queued; a damaged access store is set aside. The sync that follows embeds what was queued.
+    """
+    actions: list[str] = []
+    expected = manifest.chunk_ids()
+    requeue: set[str] = set()
+    problems = damaged_files(paths.chroma) if embedded else []
+    if problems:
+        reset_vectors()
+        requeue = set(expected)
+        actions.append(f"the vector index files were damaged ({'; '.join(problems)}): every chunk is embedded again")
+    elif expected or paths.chroma.exists() or not embedded:
+        try:
+            opened = store()
+            count = opened.count()
+        except StoreError as exc:
+            reset_vectors()
+            requeue = set(expected)
+            actions.append(f"the vector store could not be opened ({exc}): every chunk is embedded again")
+        else:
+            if count != len(expected):
+                held = opened.ids()
+                missing = expected - held
+                orphans = sorted(held - expected)
+                if orphans:
+                    opened.delete(orphans)
+                    actions.append(f"removed {len(orphans)} vectors no note has")
+                if missing:
+                    requeue |= missing
+                    actions.append(f"{len(missing)} chunks had no vector: they are embedded again")
+    damaged = [i for i in recorded_damage(paths) if i in expected and i not in requeue]
+    if damaged:
+        try:
+            store().delete(damaged)
+        except StoreError as exc:
+            reset_vectors()
+            requeue = set(expected)
+            actions.append(f"damaged vectors could not be removed ({exc}): every chunk is embedded again")
+        else:
+            requeue |= set(damaged)
+            actions.append(f"{len(damaged)} chunks doctor found unreadable are embedded again")
+    if requeue:
+        manifest.journal(sorted(requeue))
+    paths.damage.unlink(missing_ok=True)
+    reason = sqlite_damage(paths.access)
+    if reason is not None:
+        aside = set_aside(paths.access)
+        actions.append(
+            f"the access statistics were damaged ({reason}): set aside as {aside.name}, and started afresh "
+            "(decay scores start again from the notes' dates)"
+        )
+    for line in actions:
+        log.warning("repair: %s", line)
+    return Mended(actions, len(requeue))
+
+
+def health_lines(health: StoreHealth) -> list[str]:
+    """What a full check found, one line each, with the repair named."""
+    lines: list[str] = []
+    if health.unreadable:
+        lines.append(
+            f"{len(health.unreadable)} vectors are unreadable (damaged): run `companion index` to embed those "
+            "chunks again"
+        )
+    if health.missing:
+        lines.append(f"{len(health.missing)} chunks have no vector: run `companion index` to embed them")
+    if health.orphans:
+        lines.append(f"{len(health.orphans)} vectors belong to no note: run `companion index` to remove them")
+    if health.search_error:
+        lines.append(f"a search of the vector store fails ({health.search_error}): run `companion index --rebuild`")
+    return lines
