@@ -53,6 +53,7 @@ class Workspace:
     _embedder: Embedder | None = field(default=None, repr=False)
     _store: VectorStore | SharedStore | None = field(default=None, repr=False)
     _owner: StoreOwner | None = field(default=None, repr=False)
+    _fresh_store: bool = field(default=False, repr=False)  # the vectors were dropped on purpose: a new store is due
     _searcher: Searcher | None = field(default=None, repr=False)
     _access: AccessLog | None = field(default=None, repr=False)
     # The app opens the model and the store from two threads (recall, indexer): each must be opened once.
@@ -144,7 +145,7 @@ class Workspace:
             yield
 
     def _open_local_store(self) -> VectorStore:
-        if not self.paths.chroma.exists() and not self.owner.writing_now and _lists_chunks(self.paths.manifest):
+        if not self.paths.chroma.exists() and not self._fresh_store and _lists_chunks(self.paths.manifest):
             # Chroma would create an empty store and every recall would silently lose its meaning side.
             raise StoreError(
                 f"The vector store folder {self.paths.chroma} is missing while the index lists chunks: "
@@ -183,13 +184,11 @@ class Workspace:
             self.store(rebuild=True)
             return
         owner = self.owner
-        try:
-            owner.local().reset()
-        except StoreError:
-            if not owner.owned:
-                raise
-            owner.reset_local()
-            remove_embedded_store(self.paths.chroma)  # unreadable: start from an empty folder
+        owner.take()  # only the holder may drop the vectors (raises `IndexLockedError` naming it otherwise)
+        # The folder goes whole: a store built with another model, or damaged, may not even open.
+        owner.reset_local()
+        remove_embedded_store(self.paths.chroma)
+        self._fresh_store = True
 
     @property
     def store_kind(self) -> str:
@@ -244,14 +243,26 @@ class Workspace:
             Path(f"{manifest_path}{suffix}").unlink(missing_ok=True)
         if self.chroma_url:
             self._store = None
-        self.reset_vectors()  # through Chroma itself where it can, else a fresh folder
+        self.reset_vectors()
 
-    def mend(self) -> Mended:
-        """Mend a damaged index before a sync (see `indexer.repair.mend`); the caller holds it for writing."""
-        if self._access is not None:  # a damaged access store is moved aside: no connection may stay on it
-            self._access.close()
-            self._access = None
-        return mend(self.paths, self.manifest, self.store, self.reset_vectors, embedded=not self.chroma_url)
+    def mend(self, *, full: bool = False) -> Mended:
+        """Mend a damaged index before a sync (see `indexer.repair.mend`; `full` compares every id, not only the
+        counts); the caller holds it for writing."""
+
+        def let_go_of_access() -> None:  # a damaged access store is moved aside: no connection may stay on it
+            if self._access is not None:
+                self._access.close()
+                self._access = None
+
+        return mend(
+            self.paths,
+            self.manifest,
+            self.store,
+            self.reset_vectors,
+            embedded=not self.chroma_url,
+            full=full,
+            before_set_aside=let_go_of_access,
+        )
 
     def searcher(self) -> Searcher:
         """A hybrid searcher over this vault's index."""
@@ -275,7 +286,8 @@ class Workspace:
         A running `companion index --watch` keeps the index fresh itself, so a reader never waits for it.
         """
         try:
-            with self.writing(wait=False, ask=False):
+            with self.writing(wait=False):
+                self.mend()
                 return self.indexer().sync(progress=progress, reading=reading)
         except IndexLockedError:
             return None

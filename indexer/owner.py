@@ -32,6 +32,8 @@ T = TypeVar("T")
 
 WAIT_FOR_SHORT_S = 120.0
 """How long a writer waits for a short-lived command (a recall catching up) to finish with the index."""
+HAND_OVER_GRACE_S = 5.0
+"""After handing the store over, how long a process leaves the lock to the writer that asked for it."""
 
 
 class StoreOwner:
@@ -47,12 +49,15 @@ class StoreOwner:
         """A process that runs until stopped (the app, `index --watch`, the MCP server): writers do not wait for
         it to finish."""
         self._state = threading.RLock()
+        self._idle = threading.Condition(self._state)  # notified when the last call using the store returns
+        self._taking = threading.Lock()  # one thread at a time tries for the lock
         self._lock: WriterLock | None = None
         self._server: StoreServer | None = None
         self._local: VectorStore | None = None
         self._remote: RemoteStore | None = None
         self._writing = 0
-        self._model: tuple[str, int] | None = None
+        self._busy = 0
+        self._handed_at = -HAND_OVER_GRACE_S
 
     # -- ownership -------------------------------------------------------------------------------
 
@@ -72,19 +77,35 @@ class StoreOwner:
         With `ask_release`, an owner that is only reading is asked to hand over; with `wait_s`, a short-lived
         owner that is busy is waited for that long. Raises `IndexLockedError` naming the holder otherwise.
         """
-        with self._state:
+        with self._taking:
             if self._lock is not None:
                 return
+            lock = self._acquire(wait_s, ask_release)
+            with self._state:
+                self._lock = lock
+                self._remote = None
+            server = StoreServer(self.data_dir, self._serving, self._hand_over, lock.purpose)
+            try:
+                server.start()
+            except OSError as exc:  # the store still works for this process; others answer from words only
+                log.warning("cannot serve the index to other processes: %s", exc)
+                return
+            with self._state:
+                self._server = server
+
+    def _acquire(self, wait_s: float, ask_release: bool) -> WriterLock:
         deadline = time.monotonic() + wait_s
-        asked = released = False
+        asked: object = None  # the holder last asked to hand over (by pid): a new holder is asked again
+        released = False
         while True:
             lock = WriterLock(self.data_dir, self._purpose, long_lived=self.long_lived)
             try:
                 lock.acquire()
-                break
+                return lock
             except IndexLockedError:
-                if ask_release and not asked:
-                    asked = True
+                holder = lock.holder() or {}
+                if ask_release and holder.get("pid") != asked:
+                    asked = holder.get("pid")
                     try:
                         released = bool(ask(self.data_dir, {"op": "release"}, timeout=15).get("released"))
                     except StoreError:
@@ -92,27 +113,19 @@ class StoreOwner:
                     if released:
                         deadline = max(deadline, time.monotonic() + 5.0)  # it lets go within moments
                         continue
-                long_lived = bool((lock.holder() or {}).get("long_lived"))
-                if time.monotonic() >= deadline or (long_lived and not released):
+                if time.monotonic() >= deadline or (holder.get("long_lived") and not released):
                     raise
                 time.sleep(0.1)
-        with self._state:
-            self._lock = lock
-            self._remote = None
-            server = StoreServer(self.data_dir, self._serve_local, self._hand_over, lock.purpose)
-            try:
-                server.start()
-            except OSError as exc:  # the store still works for this process; others read words only
-                log.warning("cannot serve the index to other processes: %s", exc)
-            else:
-                self._server = server
 
     @contextlib.contextmanager
     def writing(self, *, wait_s: float = 0.0, ask_release: bool = True) -> Iterator[None]:
         """Hold the lock for writing: a request to hand the store over is refused until the block ends."""
-        self.take(wait_s=wait_s, ask_release=ask_release)
-        with self._state:
-            self._writing += 1
+        while True:
+            self.take(wait_s=wait_s, ask_release=ask_release)
+            with self._state:
+                if self._lock is not None:  # not handed over between taking it and counting this write
+                    self._writing += 1
+                    break
         try:
             yield
         finally:
@@ -120,21 +133,24 @@ class StoreOwner:
                 self._writing -= 1
 
     def _hand_over(self) -> bool:
-        """Let go of the store for a writer that asks (called from the serving thread); False while writing."""
+        """Let go of the store for a writer that asks (called from a serving thread); False while in use."""
         if not self._state.acquire(timeout=10):
             return False
         try:
-            if self._writing or self._lock is None:
+            if self._writing or self._busy or self._lock is None:
                 return False
             log.info("handing the index over to another process")
             self._drop()
+            self._handed_at = time.monotonic()
             return True
         finally:
             self._state.release()
 
     def release(self) -> None:
-        """Close the store and give the lock back (at the end of the process's use of the index)."""
+        """Close the store and give the lock back (at the end of the process's use of the index), once the
+        calls using it have returned (a few seconds at most)."""
         with self._state:
+            self._idle.wait_for(lambda: self._busy == 0, timeout=5.0)
             self._drop()
             self._remote = None
 
@@ -151,24 +167,45 @@ class StoreOwner:
 
     # -- the store -------------------------------------------------------------------------------
 
-    def _serve_local(self) -> VectorStore:
+    @contextlib.contextmanager
+    def _using(self) -> Iterator[VectorStore | None]:
+        """The local store, counted as in use for the block (so it is not handed over under a call); None when
+        this process does not hold the lock."""
         with self._state:
             if self._lock is None:
+                store = None
+            else:
+                store = self._local_store()
+                self._busy += 1
+        try:
+            yield store
+        finally:
+            if store is not None:
+                with self._state:
+                    self._busy -= 1
+                    self._idle.notify_all()
+
+    @contextlib.contextmanager
+    def _serving(self) -> Iterator[VectorStore]:
+        """The local store for another process's request."""
+        with self._using() as store:
+            if store is None:
                 raise StoreUnavailable("this process no longer holds the index")
-            return self._local_store()
+            yield store
 
     def _local_store(self) -> VectorStore:
         if self._local is None:
             self._local = self._open_local()
-            self._model = (self._local.model_id, self._local.dim)
         return self._local
 
     def local(self) -> VectorStore:
         """The store opened here, taking the lock if it is free (raises `IndexLockedError` naming the process that
         holds it otherwise: only the holder may write)."""
+        if self._lock is None:
+            self.take()
         with self._state:
             if self._lock is None:
-                self.take()
+                raise IndexLockedError("the index was handed over to another process meanwhile; try again")
             return self._local_store()
 
     def reset_local(self) -> None:
@@ -180,21 +217,27 @@ class StoreOwner:
 
     def run(self, fn: Callable[[VectorStore | RemoteStore], T], model: tuple[str, int]) -> T:
         """Call `fn` with the store this process may use now: its own, the owner's, or the lock if it is free."""
-        for _attempt in range(3):
+        for _attempt in range(4):
+            with self._using() as store:
+                if store is not None:
+                    return fn(store)
             with self._state:
-                if self._lock is not None:
-                    return fn(self._local_store())
                 remote = self._remote
             if remote is None:
-                try:
-                    self.take()
-                    continue
-                except IndexLockedError:
-                    pass
+                # Just handed over: the writer that asked is about to take the lock; leave it to it.
+                if time.monotonic() - self._handed_at > HAND_OVER_GRACE_S:
+                    try:
+                        self.take()
+                        continue
+                    except IndexLockedError:
+                        pass
+                    except OSError as exc:  # a data dir this process cannot write: it cannot own the store
+                        raise StoreUnavailable(f"cannot take the index ({exc})") from exc
                 try:
                     remote = RemoteStore(self.data_dir, model_id=model[0], dim=model[1])
                 except StoreUnavailable:
                     if not WriterLock.held(self.data_dir):
+                        self._handed_at = -HAND_OVER_GRACE_S
                         continue  # the owner just left: the lock is free to take
                     raise
                 with self._state:

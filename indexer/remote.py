@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import errno
 import hashlib
 import json
 import logging
 import os
 import socket
 import socketserver
+import stat
 import struct
 import tempfile
 import threading
@@ -56,6 +58,10 @@ def socket_path(data_dir: Path) -> Path:
         return here
     base = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()) / f"vault-companion-{os.getuid()}"
     base.mkdir(mode=0o700, exist_ok=True)
+    info = base.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
+        # A folder another user made (or opened up) could hold a socket of theirs: serve nothing through it.
+        raise OSError(errno.EPERM, "not a private folder of this user", str(base))
     digest = hashlib.sha1(str(data_dir).encode("utf-8")).hexdigest()[:20]
     return base / f"{digest}.sock"
 
@@ -84,7 +90,11 @@ class StoreServer:
     """
 
     def __init__(
-        self, data_dir: Path, store: Callable[[], VectorStore], release: Callable[[], bool], purpose: str
+        self,
+        data_dir: Path,
+        store: Callable[[], contextlib.AbstractContextManager[VectorStore]],
+        release: Callable[[], bool],
+        purpose: str,
     ) -> None:
         self.path = socket_path(data_dir)
         self._store = store
@@ -103,11 +113,8 @@ class StoreServer:
             def handle(self) -> None:
                 outer._handle(self.connection, self.rfile, self.wfile)
 
-        old = os.umask(0o177)  # the socket is born mode 600: no window where another user may connect
-        try:
-            server = socketserver.ThreadingUnixStreamServer(str(self.path), Handler)
-        finally:
-            os.umask(old)
+        server = socketserver.ThreadingUnixStreamServer(str(self.path), Handler)
+        os.chmod(self.path, 0o600)  # and every request checks the peer's uid, also in the moment before this
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, name="store-server", daemon=True)
@@ -118,11 +125,11 @@ class StoreServer:
         server, self._server = self._server, None
         if server is None:
             return
-        # Shut down from another thread: a `release` request is answered from inside the server's own threads.
-        threading.Thread(target=server.shutdown, daemon=True).start()
-        server.server_close()
         with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
+            self.path.unlink()  # no new reader finds it
+        # Requests run in threads of their own, so even a `release` request may wait here for the loop to end.
+        server.shutdown()
+        server.server_close()
 
     def _handle(self, conn: socket.socket, rfile: Any, wfile: Any) -> None:
         uid = _peer_uid(conn)
@@ -145,22 +152,21 @@ class StoreServer:
         if not isinstance(request, dict):
             raise ValueError("a request is a JSON object")
         op = request.get("op")
-        if op == "hello":
-            store = self._store()
-            return {"pid": os.getpid(), "purpose": self._purpose, "model_id": store.model_id, "dim": store.dim}
         if op == "release":
             return {"released": self._release()}
-        store = self._store()
-        if op == "count":
-            return store.count()
-        if op == "ids":
-            return sorted(store.ids())
-        if op == "nearest":
-            return store.nearest(_decode(request["vector"]), int(request["n"]))
-        if op == "embeddings":
-            return {k: _encode(v) for k, v in store.embeddings([str(i) for i in request["ids"]]).items()}
-        if op == "health":
-            return store.health([str(i) for i in request["expected"]]).as_dict()
+        with self._store() as store:
+            if op == "hello":
+                return {"pid": os.getpid(), "purpose": self._purpose, "model_id": store.model_id, "dim": store.dim}
+            if op == "count":
+                return store.count()
+            if op == "ids":
+                return sorted(store.ids())
+            if op == "nearest":
+                return store.nearest(_decode(request["vector"]), int(request["n"]))
+            if op == "embeddings":
+                return {k: _encode(v) for k, v in store.embeddings([str(i) for i in request["ids"]]).items()}
+            if op == "health":
+                return store.health([str(i) for i in request["expected"]]).as_dict()
         raise ValueError(f"unknown request {op!r}")
 
 
@@ -190,10 +196,13 @@ def ask(data_dir: Path, request: dict[str, Any], timeout: float = REQUEST_TIMEOU
             raise StoreUnavailable(f"the process that holds the index hung up ({exc})") from exc
     if not line:
         raise StoreUnavailable("the process that holds the index closed the connection without an answer")
-    reply = json.loads(line)
-    if "error" in reply:
-        raise StoreError(f"the process that holds the index answered: {reply['error']}")
-    return reply["ok"]
+    try:
+        reply = json.loads(line)
+        if "error" in reply:
+            raise StoreError(f"the process that holds the index answered: {reply['error']}")
+        return reply["ok"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise StoreUnavailable(f"the process that holds the index answered something unreadable ({exc})") from exc
 
 
 class RemoteStore:

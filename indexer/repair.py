@@ -8,6 +8,7 @@ drops them and embeds their notes' missing chunks again, as after an interrupted
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import sqlite3
@@ -18,12 +19,15 @@ from pathlib import Path
 from typing import Protocol
 
 from companion.atomic import write_atomic
-from companion.errors import StoreError
+from companion.errors import IndexLockedError, StoreError, says_disk_full
 from companion.locations import DataPaths
 from indexer.manifest import Manifest
+from indexer.remote import StoreUnavailable
 from indexer.store import StoreHealth, damaged_files
 
 log = logging.getLogger(__name__)
+
+_SURROUNDINGS = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENAMETOOLONG}
 
 
 class CheckableStore(Protocol):
@@ -65,20 +69,25 @@ def sqlite_damage(path: Path) -> str | None:
     return "; ".join(problems[:3]) or None
 
 
-def record_damage(paths: DataPaths, ids: Sequence[str]) -> None:
-    """Remember chunk ids found unreadable, for the next `companion index` (nothing is written when none are)."""
-    if ids:
+def record_damage(paths: DataPaths, ids: Sequence[str], whole: str | None = None) -> None:
+    """Remember chunk ids found unreadable (or, with `whole`, why the store as a whole failed its check), for the
+    next `companion index`; nothing is written when nothing was found."""
+    if ids or whole:
         paths.root.mkdir(parents=True, exist_ok=True)
-        write_atomic(paths.damage, json.dumps(sorted(ids)).encode("utf-8"))
+        write_atomic(paths.damage, json.dumps({"ids": sorted(ids), "whole": whole}).encode("utf-8"))
 
 
-def recorded_damage(paths: DataPaths) -> list[str]:
-    """The chunk ids `record_damage` left (an unreadable record counts as none)."""
+def recorded_damage(paths: DataPaths) -> tuple[list[str], str | None]:
+    """The chunk ids and the reason `record_damage` left (an unreadable record counts as none)."""
     try:
         data = json.loads(paths.damage.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return []
-    return [str(i) for i in data] if isinstance(data, list) else []
+        return [], None
+    if not isinstance(data, dict):
+        return [], None
+    ids = data.get("ids")
+    whole = data.get("whole")
+    return ([str(i) for i in ids] if isinstance(ids, list) else []), (str(whole) if whole else None)
 
 
 def set_aside(path: Path) -> Path:
@@ -97,6 +106,8 @@ def mend(
     reset_vectors: Callable[[], None],
     *,
     embedded: bool,
+    full: bool = False,
+    before_set_aside: Callable[[], None] = lambda: None,
 ) -> Mended:
     """Mend what is damaged before a sync (the caller holds the index for writing).
 
@@ -108,20 +119,29 @@ def mend(
     expected = manifest.chunk_ids()
     requeue: set[str] = set()
     problems = damaged_files(paths.chroma) if embedded else []
+    recorded, whole = recorded_damage(paths)
+    if whole and embedded and not problems:
+        problems = [f"doctor found: {whole}"]
     if problems:
         reset_vectors()
         requeue = set(expected)
         actions.append(f"the vector index files were damaged ({'; '.join(problems)}): every chunk is embedded again")
+    elif embedded and expected and not paths.chroma.exists():
+        reset_vectors()
+        requeue = set(expected)
+        actions.append("the vector store folder was missing: every chunk is embedded again")
     elif expected or paths.chroma.exists() or not embedded:
         try:
             opened = store()
             count = opened.count()
         except StoreError as exc:
+            if not embedded or _not_damage(exc):
+                raise  # a server away, a full disk, no permission: dropping the vectors would mend nothing
             reset_vectors()
             requeue = set(expected)
             actions.append(f"the vector store could not be opened ({exc}): every chunk is embedded again")
         else:
-            if count != len(expected):
+            if full or count != len(expected):
                 held = opened.ids()
                 missing = expected - held
                 orphans = sorted(held - expected)
@@ -131,11 +151,13 @@ def mend(
                 if missing:
                     requeue |= missing
                     actions.append(f"{len(missing)} chunks had no vector: they are embedded again")
-    damaged = [i for i in recorded_damage(paths) if i in expected and i not in requeue]
+    damaged = [i for i in recorded if i in expected and i not in requeue]
     if damaged:
         try:
             store().delete(damaged)
         except StoreError as exc:
+            if not embedded or _not_damage(exc):
+                raise
             reset_vectors()
             requeue = set(expected)
             actions.append(f"damaged vectors could not be removed ({exc}): every chunk is embedded again")
@@ -147,6 +169,7 @@ def mend(
     paths.damage.unlink(missing_ok=True)
     reason = sqlite_damage(paths.access)
     if reason is not None:
+        before_set_aside()
         aside = set_aside(paths.access)
         actions.append(
             f"the access statistics were damaged ({reason}): set aside as {aside.name}, and started afresh "
@@ -155,6 +178,18 @@ def mend(
     for line in actions:
         log.warning("repair: %s", line)
     return Mended(actions, len(requeue))
+
+
+def _not_damage(exc: BaseException) -> bool:
+    """Whether a store error comes from the surroundings (the disk, permissions, another process), not damage."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, StoreUnavailable | IndexLockedError) or says_disk_full(str(seen)):
+            return True
+        if isinstance(seen, OSError) and seen.errno in _SURROUNDINGS:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def health_lines(health: StoreHealth) -> list[str]:

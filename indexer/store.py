@@ -101,7 +101,12 @@ def damaged_files(path: Path) -> list[str]:
             problems.append(f"{folder.name}/{name} is missing")
         if "header.bin" not in present:
             continue
-        header = (folder / "header.bin").read_bytes()
+        try:
+            header = (folder / "header.bin").read_bytes()
+            sizes = {n: (folder / n).stat().st_size for n in present}
+        except OSError as exc:
+            problems.append(f"{folder.name}: unreadable ({exc.strerror or exc})")
+            continue
         if len(header) != _HNSW_HEADER.size:
             problems.append(f"{folder.name}/header.bin is {len(header)} bytes, not {_HNSW_HEADER.size}")
             continue
@@ -109,8 +114,8 @@ def damaged_files(path: Path) -> list[str]:
         count, per_element = fields_[3], fields_[4]
         expect = {"data_level0.bin": count * per_element, "length.bin": count * 4}
         for name, size in expect.items():
-            if name in present and (folder / name).stat().st_size < size:
-                problems.append(f"{folder.name}/{name} is {(folder / name).stat().st_size} bytes, expected {size}")
+            if name in sizes and sizes[name] < size:
+                problems.append(f"{folder.name}/{name} is {sizes[name]} bytes, expected {size}")
     return problems
 
 
@@ -190,8 +195,10 @@ class VectorStore:
                 embedding_function=None,
             )
         except StoreError:
+            self._close_client()
             raise
         except Exception as exc:
+            self._close_client()
             reason = _reason(exc)
             if url:
                 hint = (
@@ -205,6 +212,7 @@ class VectorStore:
         meta = self._collection.metadata or {}
         built_with = meta.get("model_id")
         if built_with != model_id or int(meta.get("dim", dim)) != dim:
+            self._close_client()  # a refused store must not stay open in this process
             raise ModelError(
                 f"The index at {self.location} was built with the model {built_with!r} "
                 f"({meta.get('dim')} dimensions), but {model_id!r} ({dim}) is configured. "
@@ -236,14 +244,20 @@ class VectorStore:
     def close(self) -> None:
         """Release Chroma's files (embedded) or connections; the store must not be used afterwards."""
         self._exact = self._matrix = None
+        self._close_client()
+
+    def _close_client(self) -> None:
+        client = getattr(self, "_client", None)
+        if client is None:
+            return
         try:
-            getattr(self._client, "close", lambda: None)()
+            getattr(client, "close", lambda: None)()
         except Exception:  # closing is best effort: the process may be exiting anyway
             log.debug("closing %s failed", self.location, exc_info=True)
 
     def count(self) -> int:
         """How many chunk vectors the collection holds."""
-        return int(self._collection.count())
+        return int(self._call(self._collection.count))
 
     def upsert(
         self,
@@ -254,7 +268,7 @@ class VectorStore:
         """Insert or replace vectors by id."""
         for start in range(0, len(ids), self.write_batch):
             end = start + self.write_batch
-            self._call(
+            self._write(
                 self._collection.upsert,
                 ids=list(ids[start:end]),
                 embeddings=embeddings[start:end],
@@ -269,7 +283,7 @@ class VectorStore:
     def delete(self, ids: Sequence[str]) -> None:
         """Delete vectors by id; unknown ids are ignored."""
         for start in range(0, len(ids), _BATCH):
-            self._call(self._collection.delete, ids=list(ids[start : start + _BATCH]))
+            self._write(self._collection.delete, ids=list(ids[start : start + _BATCH]))
         with self._exact_lock:
             if self._exact is not None:
                 for chunk_id in ids:
@@ -364,8 +378,12 @@ class VectorStore:
         )
 
     def _unreadable(self, ids: list[str]) -> list[str]:
+        import httpx
+
         try:
             got = self._collection.get(ids=ids, include=["embeddings"])
+        except httpx.HTTPError as exc:  # the server, not the vectors: splitting would only ask it again and again
+            raise StoreError(f"The vector store at {self.location} failed: {_reason(exc)}") from exc
         except Exception:  # noqa: BLE001 - Chroma's errors for damaged vectors have no type of their own
             if len(ids) == 1:
                 return ids
@@ -378,13 +396,22 @@ class VectorStore:
         """Drop every vector (for `--rebuild`)."""
         with self._exact_lock:
             self._exact = self._matrix = None
-        self._client.delete_collection(self.name)
-        self._collection = self._client.get_or_create_collection(
-            self.name,
+        self._call(self._client.delete_collection, name=self.name)
+        self._collection = self._call(
+            self._client.get_or_create_collection,
+            name=self.name,
             metadata={"model_id": self.model_id, "dim": self.dim},
-            configuration={"hnsw": {"space": "cosine"}},
+            configuration={"hnsw": {"space": "cosine", "ef_search": SEARCH_EF}},
             embedding_function=None,
         )
+
+    def _write(self, fn: Any, **kwargs: Any) -> Any:
+        try:
+            return self._call(fn, **kwargs)
+        except StoreError:
+            with self._exact_lock:  # part of the write may have landed: load the vectors afresh when next asked
+                self._exact = self._matrix = None
+            raise
 
     def _call(self, fn: Any, **kwargs: Any) -> Any:
         try:

@@ -9,7 +9,7 @@ from typing import Any
 
 from companion.cli.args import add_vault_arguments, open_workspace
 from companion.cli.output import print_json
-from companion.errors import CompanionError
+from companion.errors import CompanionError, StoreError
 from companion.locations import config_path, models_dir
 from companion.pipeline.history import find_sources
 from companion.pipeline.run import plan_for
@@ -18,6 +18,7 @@ from companion.vault.audit import AuditLog
 from companion.words import counted
 from companion.workspace import Workspace
 from indexer.lock import WriterLock
+from indexer.remote import StoreUnavailable
 from indexer.repair import health_lines, record_damage, sqlite_damage
 from indexer.store import damaged_files
 
@@ -80,7 +81,7 @@ def diagnose(ws: Workspace) -> dict[str, Any]:
         if report["store"]["problems"]:
             report["healthy"] = False
             report["errors"] += report["store"]["problems"]
-        elif report["index"]["pending"]:
+        elif report["index"]["pending"] and not report["writer"]:
             report["healthy"] = False
             report["errors"].append("an interrupted run left writes to undo: run `companion index` to repair")
     except CompanionError as exc:
@@ -125,18 +126,32 @@ def _store_health(ws: Workspace) -> dict[str, Any]:
                     "chunk again"
                 ],
             }
-    health = ws.store().health(sorted(ws.manifest.chunk_ids()))
-    record_damage(ws.paths, health.unreadable)
+    try:
+        health = ws.store().health(sorted(ws.manifest.chunk_ids()))
+    except StoreUnavailable:
+        raise
+    except StoreError as exc:
+        if ws.chroma_url:
+            raise
+        record_damage(ws.paths, [], whole=str(exc))
+        return {
+            "problems": [
+                f"the vector store is damaged ({exc}): run `companion index` to repair it (every chunk is "
+                "embedded again)"
+            ]
+        }
     writing = not ws.owner.owned and WriterLock.held(ws.data_dir)
     if writing:
         # Another process is writing: vectors of its current batch are in the store before the manifest names
-        # them. Only what cannot be in flight counts as damage.
+        # them, and a chunk it replaces may go between two reads. Only what cannot be in flight counts as damage.
         in_flight = set(ws.manifest.pending())
         health = dataclasses.replace(
             health,
             orphans=[i for i in health.orphans if i not in in_flight],
             missing=[i for i in health.missing if i not in in_flight],
+            unreadable=[i for i in health.unreadable if i not in in_flight and i in ws.manifest.chunk_ids()],
         )
+    record_damage(ws.paths, health.unreadable)
     return {
         "vectors": health.vectors,
         "orphans": len(health.orphans),

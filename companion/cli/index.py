@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     ws.long_lived = bool(args.watch)
     try:
         with ws.writing():
-            mended = None if args.rebuild else ws.mend()
+            mended = None if args.rebuild else ws.mend(full=True)
             indexer = ws.indexer(rebuild=args.rebuild)
             bar = JsonProgress() if args.json else ProgressBar("indexing")
             report = indexer.sync(progress=bar, reading=bar.reading)

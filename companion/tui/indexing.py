@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 from collections.abc import Callable
 
 from textual.message import Message
@@ -22,6 +23,7 @@ from indexer.sync import Indexer, IndexReport
 
 RETRY_S = 5.0  # after a failed index write, before the next catch-up
 FOLLOW_S = 1.0  # how often an attached app looks for another process's writes
+ASK_AGAIN_S = 15.0  # how often an attached app asks the holder for the index again (a reader lets go)
 APP_WRITE_BATCH = 128  # vectors per Chroma write: each holds the GIL, so the event loop waits ~40 ms at most
 WATCH_DEBOUNCE_MS = 800  # quiet period that turns an editor's save (temp file, rename) into one batch
 
@@ -73,6 +75,10 @@ class IndexKeeper:
             try:
                 with self.workspace.writing(wait=False):
                     self._post(IndexStatus(mode="indexer in the app"))
+                    with self.lock:  # the mend reads and journals through the readers' manifest connection
+                        mended = self.workspace.mend()
+                    for line in mended.actions:
+                        self._post(Notice(line, title="index repaired", severity="warning"))
                     self._index_and_watch()
                 return
             except IndexLockedError:
@@ -156,6 +162,7 @@ class IndexKeeper:
             notes, chunks = self.workspace.manifest.counts()
         self._post(IndexStatus(state=f"following, {counted(notes, 'note')}, {counted(chunks, 'chunk')}"))
         self.idle = True
+        ask_again = time.monotonic() + ASK_AGAIN_S
         while not self._stop.wait(FOLLOW_S):
             with self.lock:
                 now = self.workspace.manifest.generation()
@@ -165,5 +172,9 @@ class IndexKeeper:
                     notes, chunks = self.workspace.manifest.counts()
                 self._post(IndexStatus(state=f"following, {counted(notes, 'note')}, {counted(chunks, 'chunk')}"))
                 self._post(IndexChanged())
-            if until_lock_free and not WriterLock.held(self.workspace.data_dir):
+            if until_lock_free and (
+                self.workspace.owner.owned  # the app's own recall took the store when the other writer left
+                or not WriterLock.held(self.workspace.data_dir)
+                or time.monotonic() >= ask_again  # a holder that only reads hands the store over when asked
+            ):
                 return

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from companion.embedding.hashing import HashEmbedder
 from companion.locations import vault_data_dir
 from companion.workspace import Workspace
 from indexer.store import EXACT_MAX, damaged_files
@@ -214,6 +215,7 @@ DAMAGE = {
     "folder deleted": "missing",
     "header truncated": "damaged",
     "vectors truncated": "damaged",
+    "id map truncated": "damaged",
     "access garbled": "access statistics",
 }
 """Each way of damaging a store, and what doctor must say about it."""
@@ -230,6 +232,9 @@ def _damage(name: str, chroma: Path, access: Path) -> None:
     elif name == "vectors truncated":
         data = segment / "data_level0.bin"
         data.write_bytes(data.read_bytes()[: data.stat().st_size // 3])
+    elif name == "id map truncated":
+        ids = segment / "index_metadata.pickle"
+        ids.write_bytes(ids.read_bytes()[: ids.stat().st_size // 3])
     elif name == "access garbled":
         access.write_bytes(b"this is not a database" * 200)
 
@@ -323,3 +328,39 @@ def test_index_lists_the_vaults_problems_as_doctor_does(tmp_path: Path) -> None:
     as_json = run_companion("index", "--json", "--vault", str(vault), "--data-dir", str(data))
     problems = {p["path"] for p in json.loads(as_json.stdout.splitlines()[0])["problems"]}
     assert problems == {"escape", "Notes/loop"}
+
+
+def test_a_rebuild_after_a_model_change_starts_afresh(tmp_path: Path) -> None:
+    vault = _write_vault(tmp_path / "vault", 5)
+    data = tmp_path / "data"
+    assert run_companion("index", "--vault", str(vault), "--data-dir", str(data)).returncode == 0
+    ws = Workspace.open(vault, data_dir=data)
+    ws.embedder_override = HashEmbedder(32)  # another model than the one the store was built with
+    try:
+        with pytest.raises(Exception, match="built with the model"):
+            ws.store().count()
+        with ws.writing():
+            report = ws.indexer(rebuild=True).sync()
+        assert report.chunks_embedded == ws.manifest.counts()[1] > 0
+        assert ws.store().count() == report.chunks_embedded
+    finally:
+        ws.close()
+
+
+def test_a_holder_that_does_not_answer_leaves_recall_to_words_and_says_so(tmp_path: Path) -> None:
+    from indexer.lock import WriterLock
+
+    vault = _write_vault(tmp_path / "vault", 20)
+    data = tmp_path / "data"
+    assert run_companion("index", "--vault", str(vault), "--data-dir", str(data)).returncode == 0
+    silent = WriterLock(vault_data_dir(vault, str(data)), purpose="a process that serves nothing", long_lived=True)
+    with silent:  # holds the index, never listens
+        done = run_companion("recall", "ski trip", "--json", "--vault", str(vault), "--data-dir", str(data))
+        doctor = run_companion("doctor", "--vault", str(vault), "--data-dir", str(data))
+        index = run_companion("index", "--vault", str(vault), "--data-dir", str(data))
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert "words only" in answer["notice"] and answer["results"]
+    assert all(r["explanation"]["dense"] == 0 for r in answer["results"])
+    assert doctor.returncode == 1 and "does not answer" in doctor.stdout
+    assert index.returncode == 5 and "a process that serves nothing" in index.stderr

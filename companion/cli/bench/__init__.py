@@ -33,7 +33,7 @@ def register(sub: Any) -> None:
     p.add_argument("--cold-notes", type=int, default=500, help="notes for the cold build (real model)")
     p.add_argument("--restart-notes", type=int, default=10_000, help="notes for the restart check")
     p.add_argument("--recall-notes", type=int, default=10_000, help="notes for recall latency")
-    p.add_argument("--nearest-notes", type=int, default=3000, help="notes for exact against approximate search")
+    p.add_argument("--nearest-notes", type=int, default=2000, help="notes for exact against approximate search")
     p.add_argument("--saves", type=int, default=50, help="saves for save-to-searchable latency")
     p.add_argument("--queries", type=int, default=200, help="queries for recall latency")
     p.add_argument(
