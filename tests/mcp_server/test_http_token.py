@@ -25,16 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from companion.locations import DataPaths, vault_data_dir
 from tests.helpers.agentvault import write_agent_vault
 from tests.helpers.cli import run_companion
-
-WAIT_S = 120
-"""The longest wait for the server or one answer: a bound that fails a test instead of hanging it."""
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
-}
+from tests.helpers.rawmcp import INITIALIZE, WAIT_S
 
 
 def free_port() -> int:

@@ -18,16 +18,7 @@ import pytest
 
 from companion.mcp_server.stdio import BadLine, encode, read_message
 from tests.helpers.agentvault import write_agent_vault
-
-WAIT_S = 120
-"""The longest wait for one answer: a bound, so a server that never answers fails the test instead of hanging it."""
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
-}
+from tests.helpers.rawmcp import INITIALIZE, WAIT_S
 
 
 class RawServer:
