@@ -139,6 +139,29 @@ def _not_a_value(text: str) -> bool:
     )
 
 
+# Prose about a secret rather than one: "the vault password is separate from your account password", "a senha ...
+# não é suportada". A negation before the value, or a plain word that the sentence goes on from, is no value.
+_NEGATION = re.compile(r"(?i)(?<!\w)(?:not|n't|never|no|não|nao|nicht|kein|pas|non|niet|nunca|jamais)(?!\w)")
+_GOES_ON_WORDS = (
+    "from than to for by in on with of as at about between into because since until unless while "
+    "de do da des du von vom zu als que para por con sin en van voor met"
+)
+_GOES_ON = frozenset(_GOES_ON_WORDS.split())
+_NEXT_WORD = re.compile(r"[ \t]+([^\W\d_]+)")
+
+
+def _prose(match: re.Match[str], start: int, end: int) -> bool:
+    """Whether a value introduced in words reads as prose: a negation between the word and the value, or a value of
+    plain lower-case letters that the sentence goes on from ("separate from", "shared with")."""
+    if _NEGATION.search(match.string, match.start(), start):
+        return True
+    value = match.string[start:end]
+    if not (value.isalpha() and value.islower()) or (start > 0 and match.string[start - 1] in "\"'`“‘«"):
+        return False  # a quoted value, or one with digits, symbols or capitals, is meant as a value
+    following = _NEXT_WORD.match(match.string, end)
+    return following is not None and following.group(1).lower() in _GOES_ON
+
+
 _DIGIT = re.compile(r"\d")
 
 
@@ -223,7 +246,7 @@ def _replacement(match: re.Match[str], kind: str, keep_lines: bool = False) -> s
     has_group = "secret" in match.re.groupindex and match.group("secret") is not None
     start, end = match.span("secret") if has_group else match.span()
     secret = match.string[start:end]
-    if kind == "secret" and _not_a_value(secret):
+    if kind == "secret" and (_not_a_value(secret) or _prose(match, start, end)):
         return whole
     # The indexer keeps a note's lines where they are, so the line numbers of its chunks still point into the file.
     tag = f"[REDACTED:{kind}]" + ("\n" * secret.count("\n") if keep_lines else "")

@@ -229,6 +229,7 @@ class VectorStore:
         self._widen_search()
         # Vectors kept in memory for exact search while the store is small (see `EXACT_MAX`); None until asked.
         self._exact: dict[str, npt.NDArray[np.float32]] | None = None
+        self._too_large = False
         self._matrix: tuple[list[str], npt.NDArray[np.float32]] | None = None
         self._exact_lock = threading.Lock()
 
@@ -285,6 +286,7 @@ class VectorStore:
         for start in range(0, len(ids), _BATCH):
             self._write(self._collection.delete, ids=list(ids[start : start + _BATCH]))
         with self._exact_lock:
+            self._too_large = False  # fewer vectors now: exact search may be cheap again
             if self._exact is not None:
                 for chunk_id in ids:
                     self._exact.pop(str(chunk_id), None)
@@ -330,7 +332,10 @@ class VectorStore:
         """The ids and unit vectors for exact search, loaded on first use; None when the store is too large."""
         with self._exact_lock:
             if self._exact is None:
-                if self.exact_max <= 0 or self.count() > self.exact_max:
+                if self.exact_max <= 0 or self._too_large:
+                    return None
+                if self.count() > self.exact_max:
+                    self._too_large = True  # asked again only after a write: counting costs ms at 200k vectors
                     return None
                 got = self._call(self._collection.get, include=["embeddings"])
                 self._exact = {

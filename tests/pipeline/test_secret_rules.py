@@ -71,6 +71,9 @@ def test_a_40_character_token_near_a_key_id_stays_when_it_does_not_look_like_a_s
         ("Das Passwort ist Geheim123.", "Das Passwort ist [REDACTED:secret]."),
         ("La contraseña es gato-negro-7.", "La contraseña es [REDACTED:secret]."),
         ("api key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345", "api key is [REDACTED:anthropic_key]"),
+        ("The password is swordfish.", "The password is [REDACTED:secret]."),
+        ("the password is swordfish and the user is bob", "the password is [REDACTED:secret] and the user is bob"),
+        ("The password is 'separate' from now on", "The password is '[REDACTED:secret]' from now on"),
     ],
 )
 def test_secrets_introduced_in_words(text: str, expected: str) -> None:
@@ -94,6 +97,11 @@ def test_secrets_introduced_in_words(text: str, expected: str) -> None:
         "password: ${DB_PASSWORD}",
         "The password is stored in the keychain.",
         "Kyoto is at 35.021041, 135.7556075 on the map.",  # decimals are no phone numbers
+        # Prose about a secret, as a knowledge vault's help pages hold it.
+        "The vault password is separate from your account password.",
+        "The password is shared with everyone on the team.",
+        "A senha individual para notas publicadas não é suportada atualmente.",
+        "The PIN is never written down.",
     ],
 )
 def test_text_without_a_secret_stays(text: str) -> None:
