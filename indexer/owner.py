@@ -107,7 +107,7 @@ class StoreOwner:
                 if ask_release and holder.get("pid") != asked:
                     asked = holder.get("pid")
                     try:
-                        released = bool(ask(self.data_dir, {"op": "release"}, timeout=15).get("released"))
+                        released = bool(ask(self.data_dir, {"op": "release"}, timeout=5).get("released"))
                     except StoreError:
                         released = False
                     if released:

@@ -38,7 +38,7 @@ from indexer.store import Metadata, StoreHealth, VectorStore
 
 log = logging.getLogger(__name__)
 
-REQUEST_TIMEOUT_S = 30.0
+REQUEST_TIMEOUT_S = 10.0
 """How long a reader waits for the owner's answer to one request (a health check of a big store waits longer)."""
 CONNECT_TIMEOUT_S = 2.0
 """How long a reader waits to be accepted by the owner."""

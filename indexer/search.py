@@ -155,7 +155,7 @@ class Searcher:
             except StoreError as exc:  # the owner does not answer, or the store is damaged
                 # Never silently: the answer is from words alone, and the caller says why.
                 self.dense_unavailable = (
-                    f"the meaning side of the index is unavailable ({exc}): results from words only; "
+                    f"the meaning side of the index is unavailable ({str(exc).rstrip('.')}): results from words only; "
                     "`companion doctor` checks the index and names the repair"
                 )
                 dense_weight = 0.0

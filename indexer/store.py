@@ -21,7 +21,7 @@ from urllib.parse import urlparse
 import numpy as np
 import numpy.typing as npt
 
-from companion.errors import ModelError, StoreError
+from companion.errors import ConfigError, ModelError, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +126,13 @@ def check_server(url: str, timeout: float = _CONNECT_TIMEOUT_S) -> None:
     """
     import httpx
 
+    parsed = urlparse(url)
+    try:
+        port_ok = parsed.port is None or 0 < parsed.port < 65536
+    except ValueError:
+        port_ok = False
+    if parsed.scheme not in ("http", "https") or not parsed.hostname or not port_ok:
+        raise ConfigError(f"{url!r} is not a Chroma server's address: give one like http://127.0.0.1:8000")
     try:
         response = httpx.get(url.rstrip("/") + "/api/v2/heartbeat", timeout=timeout)
     except httpx.TimeoutException as exc:
@@ -134,7 +141,8 @@ def check_server(url: str, timeout: float = _CONNECT_TIMEOUT_S) -> None:
         ) from exc
     except httpx.HTTPError as exc:
         raise StoreError(
-            f"Cannot reach the Chroma server at {url}: {exc}. Is it running (`chroma run --path DIR --port PORT`)?"
+            f"Cannot reach the Chroma server at {url}: {_reason(exc)}. "
+            "Is it running (`chroma run --path DIR --port PORT`)?"
         ) from exc
     if response.status_code >= 400:
         raise StoreError(f"The Chroma server at {url} answered its heartbeat with HTTP {response.status_code}.")

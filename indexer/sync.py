@@ -245,7 +245,9 @@ class Indexer:
         pending = self.manifest.pending()
         if not pending:
             return 0
-        log.warning("undoing %d chunk writes left by an interrupted run", len(pending))
+        log.warning(
+            "dropping %d journalled chunk ids (left by an interrupted run, or queued by a repair)", len(pending)
+        )
         self.store.delete(pending)
         with self.manifest.transaction() as db:
             self.manifest.forget_chunks(db, pending)

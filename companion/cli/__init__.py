@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader (`| head`) has had enough: not an error. Point stdout at nothing so the exit flush is quiet.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (CompanionError, OSError, sqlite3.OperationalError) as exc:
+    except (CompanionError, OSError, sqlite3.DatabaseError) as exc:
         known = _explained(exc, args)
         if known is None:
             raise
@@ -118,6 +118,12 @@ def _explained(exc: Exception, args: argparse.Namespace) -> CompanionError | Non
     if isinstance(exc, OSError):
         return from_os_error(exc)
     if not _disk_full(exc):
+        if isinstance(exc, sqlite3.DatabaseError):
+            # A file of the index damaged after it was opened (a page garbled in the middle): say so, with the way out.
+            return StoreError(
+                f"A file of the index in {data_root(getattr(args, 'data_dir', None))} is damaged ({exc}): "
+                "`companion doctor` names it, and `companion index --rebuild` builds the index again from the vault"
+            )
         return exc if isinstance(exc, CompanionError) else None
     named = _named_os_error(exc)
     path = named.filename if named is not None and named.errno in (errno.ENOSPC, errno.EDQUOT) else None

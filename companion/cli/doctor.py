@@ -47,9 +47,21 @@ def run(args: argparse.Namespace) -> int:
 
 def diagnose(ws: Workspace) -> dict[str, Any]:
     """Everything doctor knows, as a JSON-ready dict."""
+    damaged = sqlite_damage(ws.paths.manifest)
+    if damaged is not None:
+        # Nothing else can be read through a damaged manifest: say that, and the one repair.
+        return {
+            "vault": {"path": str(ws.root), "rule": ws.location.rule, "detail": ws.location.detail},
+            "data_dir": str(ws.data_dir),
+            "healthy": False,
+            "errors": [
+                f"the manifest ({ws.paths.manifest.name}) is damaged ({damaged}): run `companion index --rebuild` "
+                "to build the index again from the vault"
+            ],
+        }
     scan = ws.vault.scan()
     notes, chunks = ws.manifest.counts()
-    holder = WriterLock(ws.data_dir).holder()
+    holder = WriterLock(ws.data_dir).holder() if WriterLock.held(ws.data_dir) else None
     report: dict[str, Any] = {
         "vault": {
             "path": str(ws.root),
@@ -89,7 +101,11 @@ def diagnose(ws: Workspace) -> dict[str, Any]:
         report["errors"].append(str(exc))
     for name, path, repair in (
         ("the manifest", ws.paths.manifest, "run `companion index --rebuild`"),
-        ("the access statistics", ws.paths.access, "run `companion index`: it sets the file aside and starts afresh"),
+        (
+            "the access statistics store",
+            ws.paths.access,
+            "run `companion index`: it sets the file aside and starts afresh",
+        ),
     ):
         reason = sqlite_damage(path)
         if reason is not None:
@@ -100,6 +116,12 @@ def diagnose(ws: Workspace) -> dict[str, Any]:
     except CompanionError as exc:
         report["healthy"] = False
         report["errors"].append(str(exc))
+    if report["errors"] and holder:
+        # Every repair writes the index, which that process holds: it comes first.
+        report["errors"].append(
+            f"pid {holder.get('pid')} (`{holder.get('purpose')}`) holds the index: stop it (if it hangs, "
+            f"`kill {holder.get('pid')}`), then make the repair"
+        )
     report["session_history"] = session_history(ws)
     if report["session_history"]["errors"]:
         report["healthy"] = False
@@ -121,6 +143,7 @@ def _store_health(ws: Workspace) -> dict[str, Any]:
         if not ws.paths.chroma.exists() and ws.manifest.counts()[1]:
             return {
                 "vectors": 0,
+                "missing": ws.manifest.counts()[1],
                 "problems": [
                     f"the vector store folder {ws.paths.chroma} is missing: run `companion index` to embed every "
                     "chunk again"
@@ -199,6 +222,13 @@ def session_history(ws: Workspace) -> dict[str, Any]:
 
 
 def _print(report: dict[str, Any]) -> None:
+    if "index" not in report:  # the manifest could not be read: only where, and what is wrong
+        print(f"vault     {report['vault']['path']}")
+        print(f"data      {report['data_dir']}")
+        for error in report["errors"]:
+            print(f"error     {error}")
+        print("NOT healthy")
+        return
     vault, index, store, model = report["vault"], report["index"], report["store"], report["model"]
     print(f"vault     {vault['path']}")
     print(f"          {vault['detail']}")

@@ -32,6 +32,9 @@ from pydantic_core import PydanticSerializationError
 
 log = logging.getLogger(__name__)
 
+ANSWER_AFTER_EOF_S = 120.0
+"""How long the server goes on answering the requests it has read once stdin has ended."""
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 """A surrogate code point: in a Python string it is always a lone one (a valid pair decodes to one character)."""
 
@@ -127,14 +130,22 @@ async def stdio_transport(
     read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
     replies = write_send.clone()  # the reader's answers to bad lines go through the one writer: lines never interleave
+    # Requests read and not yet answered: a client that writes its requests and closes stdin still gets every answer.
+    pending: set[int | str] = set()
+    answered = anyio.Event()
 
     async def read_lines() -> None:
+        nonlocal answered
         number = 0
         async with read_send, replies:
             while True:
                 # Abandoned on cancel: a thread blocked on a silent stdin must not hold the server's exit.
                 line = await anyio.to_thread.run_sync(wire_in.readline, abandon_on_cancel=True)
                 if not line:
+                    with anyio.move_on_after(ANSWER_AFTER_EOF_S):
+                        while pending:
+                            answered = anyio.Event()
+                            await answered.wait()
                     return
                 number += 1
                 read = read_message(line)
@@ -143,6 +154,10 @@ async def stdio_transport(
                         log.warning("stdin line %d answered with error %d: %s", number, read.code, read.message)
                         await replies.send(SessionMessage(read.reply()))
                     elif read is not None:
+                        request = getattr(read, "root", read)
+                        request_id = getattr(request, "id", None)
+                        if hasattr(request, "method") and isinstance(request_id, int | str):
+                            pending.add(request_id)
                         await read_send.send(SessionMessage(read))
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                     return  # the session is over
@@ -150,6 +165,10 @@ async def stdio_transport(
     async def write_lines() -> None:
         async with write_receive:
             async for session_message in write_receive:
+                answer = getattr(session_message.message, "root", session_message.message)
+                if not hasattr(answer, "method") and getattr(answer, "id", None) in pending:
+                    pending.discard(answer.id)
+                    answered.set()
                 data = encode(session_message.message)
                 try:
                     await anyio.to_thread.run_sync(_write, wire_out, data)

@@ -36,7 +36,8 @@ class AccessLog:
             self._db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise StoreError(
-                f"The access statistics in {path} are unreadable ({exc}); delete the file to reset them."
+                f"The access statistics in {path} are unreadable ({exc}): `companion index` sets the file aside and "
+                "starts afresh (stop a running indexer first)."
             ) from exc
 
     def close(self) -> None:

@@ -364,3 +364,41 @@ def test_a_holder_that_does_not_answer_leaves_recall_to_words_and_says_so(tmp_pa
     assert all(r["explanation"]["dense"] == 0 for r in answer["results"])
     assert doctor.returncode == 1 and "does not answer" in doctor.stdout
     assert index.returncode == 5 and "a process that serves nothing" in index.stderr
+
+
+@pytest.mark.parametrize("url", ["notaurl", "http://127.0.0.1:99999", "ftp://127.0.0.1:8000"])
+def test_a_chroma_url_that_is_no_address_is_a_bad_argument(url: str, tmp_path: Path) -> None:
+    vault = _write_vault(tmp_path / "vault", 2)
+    done = run_companion("recall", "ski", "--vault", str(vault), "--chroma-url", url, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "is not a Chroma server's address" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_manifest_damaged_inside_is_named_with_its_repair(tmp_path: Path) -> None:
+    vault = _write_vault(tmp_path / "vault", 120)
+    data = tmp_path / "data"
+    assert run_companion("index", "--vault", str(vault), "--data-dir", str(data)).returncode == 0
+    manifest = vault_data_dir(vault, str(data)) / "manifest.sqlite"
+    with manifest.open("r+b") as handle:  # a page garbled in the middle: the header still says SQLite
+        handle.seek(8192)
+        handle.write(b"\xde\xad" * 4096)
+    doctor = run_companion("doctor", "--json", "--vault", str(vault), "--data-dir", str(data))
+    report = json.loads(doctor.stdout)
+    assert doctor.returncode == 1 and not report["healthy"]
+    assert "index --rebuild" in report["errors"][0]
+    recall = run_companion("recall", "ski", "--json", "--vault", str(vault), "--data-dir", str(data))
+    assert recall.returncode == 4 and "Traceback" not in recall.stderr
+    assert "index --rebuild" in json.loads(recall.stdout)["error"]
+    assert run_companion("index", "--rebuild", "--vault", str(vault), "--data-dir", str(data)).returncode == 0
+    assert run_companion("doctor", "--vault", str(vault), "--data-dir", str(data)).returncode == 0
+
+
+def test_doctor_names_a_writer_only_while_it_holds_the_lock(tmp_path: Path) -> None:
+    vault = _write_vault(tmp_path / "vault", 2)
+    data = tmp_path / "data"
+    assert run_companion("index", "--vault", str(vault), "--data-dir", str(data)).returncode == 0
+    lock = vault_data_dir(vault, str(data)) / "writer.lock"
+    # What a process killed before it could clear the file leaves: its words, without its lock.
+    lock.write_text(json.dumps({"pid": 999999, "purpose": "companion mcp --transport http", "since": 0}))
+    report = json.loads(run_companion("doctor", "--json", "--vault", str(vault), "--data-dir", str(data)).stdout)
+    assert report["writer"] is None and report["healthy"]

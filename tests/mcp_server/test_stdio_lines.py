@@ -166,3 +166,28 @@ def test_an_answer_holding_a_lone_surrogate_goes_out_mended() -> None:
     line = encode(answer)
     assert line.endswith(b"\n")
     assert json.loads(line) == {"jsonrpc": "2.0", "id": 3, "result": {"path": "Bad\ufffd name.md"}}
+
+
+def test_requests_read_before_stdin_ends_are_all_answered(tmp_path: Path) -> None:
+    vault = write_agent_vault(tmp_path / "vault")
+    lines = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "vault_search", "arguments": {"query": "kitchen budget", "k": 1}},
+        },
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "companion", "mcp", "--vault", str(vault), "--data-dir", str(tmp_path / "data")],
+        input="".join(json.dumps(line) + "\n" for line in lines).encode(),  # then stdin ends at once
+        capture_output=True,
+        timeout=WAIT_S,
+        check=False,
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a.get("id") for a in answers] == [1, 2, 3], done.stderr[-2000:]
+    assert "result" in answers[2]

@@ -47,5 +47,5 @@ def test_naive_times_are_utc(tmp_path: Path) -> None:
 def test_a_corrupt_file_is_a_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "access.sqlite"
     bad.write_bytes(b"not a database" * 100)
-    with pytest.raises(StoreError, match="delete the file"):
+    with pytest.raises(StoreError, match="sets the file aside"):
         AccessLog(bad)
