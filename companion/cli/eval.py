@@ -9,8 +9,12 @@ Nothing is recorded as accessed.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sqlite3
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from companion.cli.args import (
@@ -21,10 +25,13 @@ from companion.cli.args import (
 )
 from companion.cli.output import print_json
 from companion.errors import ConfigError
+from companion.recall.access import AccessLog
+from companion.recall.engine import Recall
 from companion.recall.evaluate import CUTOFFS, PAIRED_METRICS, Judged, Paired, Scores, by_label, paired, score
 from companion.recall.scope import Scope, parse_as_of, where_from_mapping
 from companion.vault.sessions import local_moment
 from companion.words import counted
+from companion.workspace import Workspace
 from indexer.search import Searcher, fts_query
 
 MODES = ("hybrid", "bm25", "dense")
@@ -57,6 +64,12 @@ def register(sub: Any) -> None:
     p.add_argument("--k", type=int, default=10, help="results per question (default 10)")
     p.add_argument("--misses", action="store_true", help="list the questions the companion missed at 5")
     p.add_argument("--no-sync", action="store_true", help="use the index as it is")
+    p.add_argument(
+        "--use",
+        metavar="FILE",
+        help="first ask FILE's questions with their results recorded as accessed, as recall does in use (on a "
+        "scratch copy of the access statistics: nothing persists), then score: how recall drifts with use",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
 
@@ -106,14 +119,23 @@ def run(args: argparse.Namespace) -> int:
     if unknown or not modes:
         raise ConfigError(f"--modes: unknown {', '.join(unknown) or 'empty'}; choose from {', '.join(MODES)}")
     questions = load_questions(args.questions)
+    used = load_questions(args.use) if args.use else []
     ws = open_workspace(args)
     judged: dict[str, list[Judged]] = {m: [] for m in modes}
     timing: dict[str, float] = dict.fromkeys(modes, 0.0)
+    scratch = tempfile.TemporaryDirectory(prefix="companion-eval-") if args.use else None
+    scratch_log: AccessLog | None = None
+    accesses = 0
     try:
         sync_first(ws, args)
-        engine = ws.recall()
         searcher = ws.searcher()
-        searcher.embed_queries([q.query for q in questions])
+        searcher.embed_queries([q.query for q in [*used, *questions]])
+        if scratch is None:
+            engine = ws.recall()
+        else:
+            scratch_log = _scratch_access(ws, Path(scratch.name))
+            engine = Recall(ws.searcher(), ws.vault, ws.config.retention, ws.config.recall, scratch_log)
+            accesses = _use(engine, used, args.k)
         for q in questions:
             as_of = parse_as_of(q.as_of)
             scope = q.scope.narrowed(until=local_moment(as_of).date()) if as_of else q.scope
@@ -126,7 +148,11 @@ def run(args: argparse.Namespace) -> int:
                 timing[mode] += time.perf_counter() - started
                 judged[mode].append(Judged(q.id, q.label, tuple(ranked), q.evidence))
     finally:
+        if scratch_log is not None:
+            scratch_log.close()
         ws.close()
+        if scratch is not None:
+            scratch.cleanup()
     overall = {m: score(judged[m]) for m in modes}
     labels = {m: by_label(judged[m]) for m in modes}
     # The first mode against each other one, question by question: is a gain real or noise at this many questions?
@@ -140,9 +166,13 @@ def run(args: argparse.Namespace) -> int:
                 "paired": {m: {p.metric: p.as_dict() for p in ps} for m, ps in comparisons.items()},
                 "ms_per_question": {m: round(1000 * timing[m] / len(questions), 2) for m in modes},
                 "misses": [j.id for j in judged[modes[0]] if not j.hit_at(5)],
+                "use": {"questions": len(used), "accesses": accesses} if args.use else None,
             }
         )
         return 0
+    if args.use:
+        recorded = counted(accesses, "access", "accesses")
+        print(f"after {counted(len(used), 'question')} of {args.use} with {recorded} recorded")
     _table("overall", overall)
     for label in labels[modes[0]]:
         _table(label, {m: labels[m][label] for m in modes if label in labels[m]})
@@ -154,6 +184,32 @@ def run(args: argparse.Namespace) -> int:
             if not j.hit_at(5):
                 print(f"missed {j.id} [{j.label}]: got {', '.join(j.ranked[:3]) or 'nothing'}")
     return 0
+
+
+def _scratch_access(ws: Workspace, folder: Path) -> AccessLog:
+    """A copy of the vault's access statistics in `folder`, for questions whose accesses must not persist."""
+    copy = folder / "access.sqlite"
+    if ws.paths.access.exists():
+        # SQLite's own backup: a consistent copy even while another process writes the file.
+        with (
+            contextlib.closing(sqlite3.connect(ws.paths.access)) as source,
+            contextlib.closing(sqlite3.connect(copy)) as target,
+        ):
+            source.backup(target)
+    return AccessLog(copy)
+
+
+def _use(engine: Recall, used: list[Question], k: int) -> int:
+    """Ask `used`'s questions and record their results as accessed, as `companion recall` does in use; returns how
+    many accesses were recorded."""
+    recorded = 0
+    for q in used:
+        as_of = parse_as_of(q.as_of)
+        context = engine.recall(q.query, k=k, as_of=as_of, scope=q.scope)
+        if as_of is None:  # a replay of the past records nothing, as `companion recall --as-of` does not
+            engine.record([item.path for item in context.results])
+            recorded += len(context.results)
+    return recorded
 
 
 def _baseline(searcher: Searcher, mode: str, query: str, k: int, scope: Scope) -> list[str]:

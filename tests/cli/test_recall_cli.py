@@ -210,6 +210,30 @@ def test_eval_compares_the_companion_with_each_baseline_question_by_question(
     assert "hybrid vs bm25, question by question" in text.stdout and "dense" not in text.stdout
 
 
+def test_eval_use_asks_questions_first_and_keeps_the_access_statistics_as_they_were(
+    vault: Path, data_dir: str, tmp_path: Path
+) -> None:
+    used, scored = tmp_path / "use.jsonl", tmp_path / "q.jsonl"
+    used.write_text(
+        json.dumps({"id": "u1", "query": "sourdough hydration", "evidence": [conversation_path(-60, "sourdough")]})
+        + "\n"
+        + json.dumps({"id": "u2", "query": "train tickets", "evidence": [conversation_path(-9, "train")]})
+        + "\n"
+    )
+    scored.write_text(json.dumps({"id": "1", "query": "oak worktop", "evidence": [conversation_path(-20, "kitchen")]}))
+    assert _run(vault, data_dir, "recall", "oak worktop").returncode == 0  # the vault's own statistics exist
+    access = next(Path(data_dir).rglob("access.sqlite"))
+    before = access.read_bytes()
+    out = _run(vault, data_dir, "eval", str(scored), "--use", str(used), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["use"]["questions"] == 2 and data["use"]["accesses"] > 0
+    assert data["overall"]["hybrid"]["questions"] == 1
+    assert access.read_bytes() == before  # recorded on a scratch copy only
+    text = _run(vault, data_dir, "eval", str(scored), "--use", str(used), "--modes", "hybrid")
+    assert "after 2 questions of" in text.stdout
+
+
 def test_an_index_from_schema_1_is_upgraded_without_re_embedding(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     write_vault(root)
