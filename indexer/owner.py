@@ -62,11 +62,6 @@ class StoreOwner:
     # -- ownership -------------------------------------------------------------------------------
 
     @property
-    def writing_now(self) -> bool:
-        """Whether a write is under way in this process (`writing`)."""
-        return self._writing > 0
-
-    @property
     def owned(self) -> bool:
         """Whether this process holds the lock now."""
         return self._lock is not None
@@ -302,6 +297,3 @@ class SharedStore:
     def reset(self) -> None:
         """Drop every vector (only while this process holds the index)."""
         self._owner.local().reset()
-
-    def close(self) -> None:
-        """Nothing to close here: the owner closes the store it opened."""

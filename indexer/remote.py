@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.errors import ModelError, StoreError
-from indexer.store import Metadata, StoreHealth, VectorStore
+from indexer.store import StoreHealth, VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -206,10 +206,8 @@ def ask(data_dir: Path, request: dict[str, Any], timeout: float = REQUEST_TIMEOU
 
 
 class RemoteStore:
-    """The store as a reader sees it while another process owns it: the same reads, asked of the owner.
-
-    Writes are refused: only the owner writes.
-    """
+    """The store as a reader sees it while another process owns it: the same reads, asked of the owner (only the
+    owner writes)."""
 
     def __init__(self, data_dir: Path, *, model_id: str, dim: int, wait_s: float = 3.0) -> None:
         """Greet the owner (retrying for up to `wait_s` while it starts listening) and check its model."""
@@ -236,7 +234,6 @@ class RemoteStore:
             )
         self.model_id = model_id
         self.dim = dim
-        self.write_batch = 0
 
     def count(self) -> int:
         """How many chunk vectors the owner's store holds."""
@@ -260,14 +257,3 @@ class RemoteStore:
         """The owner's check that every expected vector is there and readable."""
         got = ask(self.data_dir, {"op": "health", "expected": list(expected)}, timeout=REQUEST_TIMEOUT_S * 20)
         return StoreHealth.from_dict(got)
-
-    def upsert(self, ids: Sequence[str], embeddings: npt.NDArray[np.float32], metadatas: Sequence[Metadata]) -> None:
-        """Refused: only the process that holds the index writes it."""
-        raise StoreError(f"the index is written by {self.location}; this process only reads it")
-
-    def delete(self, ids: Sequence[str]) -> None:
-        """Refused: only the process that holds the index writes it."""
-        raise StoreError(f"the index is written by {self.location}; this process only reads it")
-
-    def close(self) -> None:
-        """Nothing to close: each request has its own connection."""

@@ -116,7 +116,14 @@ def mend(
     unreadable are queued; a damaged access store is set aside. The sync that follows embeds what was queued.
     """
     actions: list[str] = []
-    expected = manifest.chunk_ids()
+    chunks = manifest.counts()[1]  # every id is read only when the counts disagree (a catch-up runs this often)
+    ids: set[str] = set()
+
+    def expected() -> set[str]:
+        if not ids:
+            ids.update(manifest.chunk_ids())
+        return ids
+
     requeue: set[str] = set()
     problems = damaged_files(paths.chroma) if embedded else []
     recorded, whole = recorded_damage(paths)
@@ -124,13 +131,13 @@ def mend(
         problems = [f"doctor found: {whole}"]
     if problems:
         reset_vectors()
-        requeue = set(expected)
+        requeue = set(expected())
         actions.append(f"the vector index files were damaged ({'; '.join(problems)}): every chunk is embedded again")
-    elif embedded and expected and not paths.chroma.exists():
+    elif embedded and chunks and not paths.chroma.exists():
         reset_vectors()
-        requeue = set(expected)
+        requeue = set(expected())
         actions.append("the vector store folder was missing: every chunk is embedded again")
-    elif expected or paths.chroma.exists() or not embedded:
+    elif chunks or paths.chroma.exists() or not embedded:
         try:
             opened = store()
             count = opened.count()
@@ -138,20 +145,20 @@ def mend(
             if not embedded or _not_damage(exc):
                 raise  # a server away, a full disk, no permission: dropping the vectors would mend nothing
             reset_vectors()
-            requeue = set(expected)
+            requeue = set(expected())
             actions.append(f"the vector store could not be opened ({exc}): every chunk is embedded again")
         else:
-            if full or count != len(expected):
+            if full or count != chunks:
                 held = opened.ids()
-                missing = expected - held
-                orphans = sorted(held - expected)
+                missing = expected() - held
+                orphans = sorted(held - expected())
                 if orphans:
                     opened.delete(orphans)
                     actions.append(f"removed {len(orphans)} vectors no note has")
                 if missing:
                     requeue |= missing
                     actions.append(f"{len(missing)} chunks had no vector: they are embedded again")
-    damaged = [i for i in recorded if i in expected and i not in requeue]
+    damaged = [i for i in recorded if i in expected() and i not in requeue] if recorded else []
     if damaged:
         try:
             store().delete(damaged)
@@ -159,7 +166,7 @@ def mend(
             if not embedded or _not_damage(exc):
                 raise
             reset_vectors()
-            requeue = set(expected)
+            requeue = set(expected())
             actions.append(f"damaged vectors could not be removed ({exc}): every chunk is embedded again")
         else:
             requeue |= set(damaged)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -41,3 +43,16 @@ def local_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+@dataclass
+class Hook:
+    """A webhook on 127.0.0.1: records every request and answers with the queued statuses (then 200)."""
+
+    url: str
+    statuses: list[int] = field(default_factory=list)
+    requests: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
+
+    @property
+    def ids(self) -> list[str]:
+        return [e["id"] for _, body in self.requests if body for e in json.loads(body)["entries"]]

@@ -9,10 +9,7 @@ import json
 import socket
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -26,45 +23,11 @@ from companion.pipeline.history import serialize
 from companion.pipeline.run import AgentReport, process_vault
 from companion.specs import ForwardSpec
 from companion.vault.audit import AuditLog
-from tests.helpers.history import history_config, local_http
+from tests.helpers.history import Hook, history_config
 
 NOW = datetime(2026, 3, 22, 12, tzinfo=UTC)
 SECRET_KEY = "sk-" + "A1b2C3d4" * 4
 SECRET_EMAIL = "jane.doe@example.com"
-
-
-@dataclass
-class Hook:
-    """A webhook on 127.0.0.1: records every request and answers with the queued statuses (then 200)."""
-
-    url: str
-    statuses: list[int] = field(default_factory=list)
-    requests: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
-
-    @property
-    def ids(self) -> list[str]:
-        return [e["id"] for _, body in self.requests if body for e in json.loads(body)["entries"]]
-
-
-@pytest.fixture
-def hook() -> Iterator[Hook]:
-    state = Hook(url="")
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            status = state.statuses.pop(0) if state.statuses else 200
-            state.requests.append((dict(self.headers.items()), body if status == 200 else b""))
-            self.send_response(status)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    with local_http(Handler) as base:
-        state.url = base + "/hook"
-        yield state
 
 
 @pytest.fixture(autouse=True)

@@ -8,18 +8,13 @@ from __future__ import annotations
 
 import json
 import lzma
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-
-import pytest
 
 from companion.pipeline.history import serialize
 from tests.helpers.cli import run_companion
 from tests.helpers.files import write
-from tests.helpers.history import local_http
+from tests.helpers.history import Hook
 
 # Session notes hold local time without a zone: the run's moment is local too.
 NOW = datetime(2026, 3, 22, 12).astimezone()
@@ -93,33 +88,6 @@ TEXT = "\n".join(text for _, _, text in CARRIERS)
 # Words that are no secret, planted beside the secrets: found where the secrets are looked for, they show the search
 # reads every place (SQLite pages, xz archives, sinks) that a secret could reach.
 NOTE_WORD, SESSION_WORD, LOG_WORD = "zanzibarcanary", "quinoacanary", "tamarindcanary"
-
-
-@dataclass
-class Hook:
-    """A webhook on 127.0.0.1 that records the body of every request."""
-
-    url: str = ""
-    bodies: list[bytes] = field(default_factory=list)
-
-
-@pytest.fixture
-def hook() -> Iterator[Hook]:
-    state = Hook()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            state.bodies.append(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    with local_http(Handler) as base:
-        state.url = base + "/hook"
-        yield state
 
 
 def config(hook_url: str, sink: Path) -> str:
@@ -228,7 +196,7 @@ def test_no_planted_secret_survives_processing_and_indexing(tmp_path: Path, hook
     for args in (["index", *where], ["process", *where, "--as-of", NOW.isoformat()], ["index", *where]):
         done = run_companion(*args)
         assert done.returncode == 0, done.stderr
-    for n, body in enumerate(hook.bodies):
+    for n, (_headers, body) in enumerate(hook.requests):
         write(tmp_path, f"webhook/{n}.json", body.decode("utf-8"))
 
     # Everything under the test's folder, file and folder names included, but the user's own notes.
@@ -240,7 +208,7 @@ def test_no_planted_secret_survives_processing_and_indexing(tmp_path: Path, hook
     }
 
     # Every place a secret could reach was written, and is read: the planted plain words are found there.
-    assert log.is_file() and list((vault / "cold").rglob("*.xz")) and hook.bodies
+    assert log.is_file() and list((vault / "cold").rglob("*.xz")) and hook.requests
     assert (vault / "Memory/Summaries/sentinel.md").is_file() and (vault / "Memory/Summaries/trader.md").is_file()
     assert list((vault / "Memory/History").rglob("*.md")) and list(data.rglob("audit/blobs/*"))
     extracted = [p.name for p in (vault / "Memory/Extracted").glob("*.md")]
