@@ -90,6 +90,17 @@ class EmbeddingConfig:
 class RecallConfig:
     """How recall ranks and which tiers it adds (the policy's budgets live in `retention`)."""
 
+    fusion: Literal["learned", "weighted"] = "learned"
+    """How a note's dense and BM25 evidence become one relevance: `learned`, a logistic model over what decides it
+    (see `fusion_weights`), or `weighted`, the hand-set weighted sum below (`dense_weight`, `lexical_trust`,
+    `every_word_weight`...), which the learned model does not read."""
+    fusion_weights: str = ""
+    """A JSON file of learned fusion weights (`companion fusion train` writes one); empty uses those shipped with the
+    companion."""
+    relevance_floor: float = 0.4
+    """With the learned fusion, the relevance (a probability of being an answer) below which a note is not a match:
+    recall shows such notes only as the closest ones when nothing is above it, never counts them as used, and never
+    puts them in an agent's context."""
     dense_weight: float = 0.75
     """Share of the dense (embedding) side in a note's relevance when no note holds the question's words; the rest
     is BM25 (see `lexical_trust`)."""
@@ -104,7 +115,7 @@ class RecallConfig:
     dense_span: float = 0.3
     """Cosine similarity below the best candidate's at which the dense side scales to 0 (each candidate's is scaled
     against the best one, so a list of 5 and one of 500 scale alike); 0 scales min-max over the candidates."""
-    graph_weight: float = 0.1
+    graph_weight: float = 0.05
     """How much a wikilink to or from a strong candidate adds to a note's relevance."""
     date_weight: float = 0.5
     """How much a note dated inside a date the question names ("in March", "last week") adds."""
@@ -139,6 +150,7 @@ class RecallConfig:
             "every_word_weight",
             "lexical_trust",
             "unspaced_dense_weight",
+            "relevance_floor",
         ):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 problems.append(f"{name} must be within 0 and 1")

@@ -419,6 +419,20 @@ class Manifest:
         )
         return [str(path) for (path,) in rows]
 
+    def openings(self, paths: Sequence[str], chars: int = 400) -> dict[str, str]:
+        """The first `chars` characters of each note's indexed text (title, then body), by path."""
+        sql = (
+            "SELECT notes.path, fts.title || ' ' || substr(fts.body, 1, ?) FROM notes "
+            "JOIN fts ON fts.rowid = notes.id WHERE notes.path IN ({marks})"
+        )
+        out: dict[str, str] = {}
+        for start in range(0, len(paths), 500):
+            part = list(paths[start : start + 500])
+            marks = ",".join("?" * len(part))
+            for path, text in self._db.execute(sql.format(marks=marks), (chars, *part)):
+                out[str(path)] = str(text or "")
+        return out
+
     def fields_held(self, keys: Sequence[str]) -> set[str]:
         """Which of these frontmatter keys at least one indexed note has (to tell a misspelt filter from an
         empty result)."""

@@ -6,6 +6,7 @@ import datetime as dt
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
@@ -14,6 +15,8 @@ from companion.config import RecallConfig
 from companion.embedding.providers import Embedder
 from companion.errors import StoreError
 from companion.recall.candidates import Hit, NoteInfo, fuse, lexical_dense_weight
+from companion.recall.fusion import Evidence, FusionModel, Question, features, name_rank
+from companion.recall.language import language_of
 from companion.recall.scope import Scope
 from companion.vault.dates import note_day
 from companion.words import QUESTION_FILLER, STOPWORDS, segment, unspaced_share
@@ -55,6 +58,16 @@ _COMMON_SHARE = 0.1  # "common": held by more than this share of the notes
 _MOST_TERMS = 5  # in a large vault, the lexical query keeps at most this many of its rarest words
 
 
+def _aliases(record: NoteRecord) -> set[str]:
+    """A note's `aliases`, case folded."""
+    if '"aliases"' not in record.fields_json:
+        return set()
+    found = record.frontmatter.get("aliases")
+    if isinstance(found, str):
+        return {found.casefold()}
+    return {str(a).casefold() for a in found} if isinstance(found, list) else set()
+
+
 def info_from_record(record: NoteRecord) -> NoteInfo:
     """A manifest record as the recall engine's `NoteInfo`."""
     return NoteInfo(
@@ -91,6 +104,9 @@ class Searcher:
         self._shape: tuple[tuple[int, int], int, str | None] | None = None  # (generation, notes, newest day)
         self._scopes: dict[tuple[Scope, tuple[int, int]], tuple[set[str], list[str] | None]] = {}
         self._df: tuple[tuple[int, int], dict[str, int]] = ((-1, -1), {})
+        self._languages: tuple[tuple[int, int], dict[str, str]] = ((-1, -1), {})
+        self.capture: list[tuple[str, dict[str, tuple[float, ...]]]] | None = None
+        """When a list, every search appends (query, features of each candidate): what fusion training reads."""
 
     def generation(self) -> tuple[int, int]:
         """Changes whenever the index changes."""
@@ -133,6 +149,7 @@ class Searcher:
         lexical_trust: float = LEXICAL_TRUST,
         dense_span: float = DENSE_SPAN,
         unspaced_dense_weight: float = UNSPACED_DENSE_WEIGHT,
+        model: FusionModel | None = None,
     ) -> list[Hit]:
         """The `k` best notes for `query` within `scope`, best first.
 
@@ -190,9 +207,22 @@ class Searcher:
             every_word=every,
             every_word_weight=every_word_weight,
         )
-        records = self.manifest.notes_by_path([f.key for f in ranked[: k * 2]])
-        if len(records) < min(k, len(ranked)):
+        learned: dict[str, tuple[float, ...]] = {}
+        if model is not None or self.capture is not None:
             records = self.manifest.notes_by_path([f.key for f in ranked])
+            learned = self._features(every_word_query or query, terms, dense, lexical, every, records, dense_span)
+            if self.capture is not None:
+                self.capture.append((query, dict(learned)))
+        named: dict[str, int] = {}
+        if model is not None and learned and dense_weight < 1.0:
+            ranked = [replace(f, score=model.relevance(learned[f.key]), words=0.0) for f in ranked if f.key in learned]
+            named = {p: name_rank(v) for p, v in learned.items() if name_rank(v)}
+            # An exact title or alias names the note: first, whatever the rest of the evidence says.
+            ranked.sort(key=lambda f: (-named.get(f.key, 0), -round(f.score, 9), f.key))
+        else:
+            records = self.manifest.notes_by_path([f.key for f in ranked[: k * 2]])
+            if len(records) < min(k, len(ranked)):
+                records = self.manifest.notes_by_path([f.key for f in ranked])
         for fused in ranked:
             record = records.get(fused.key)
             if record is None:  # written to the store, not yet committed to the manifest
@@ -210,6 +240,8 @@ class Searcher:
                     words=fused.words,
                     dense_weight=dense_weight,
                     coverage=coverage,
+                    features=learned.get(fused.key, ()),
+                    name_rank=named.get(fused.key, 0),
                 )
             )
             if len(hits) >= k:
@@ -284,6 +316,67 @@ class Searcher:
             found = self.manifest.doc_frequencies(missing)
             known.update({t: found.get(t, 0) for t in missing})
         return {t: known[t] for t in terms}
+
+    def _features(
+        self,
+        query: str,
+        terms: list[str],
+        dense: dict[str, float],
+        lexical: dict[str, float],
+        every: list[str],
+        records: dict[str, NoteRecord],
+        dense_span: float,
+    ) -> dict[str, tuple[float, ...]]:
+        """The learned fusion's features of every candidate (see `companion.recall.fusion`)."""
+        if not records:
+            return {}
+        notes = max(self._index_shape()[0], 1)
+        df = self._doc_frequencies(terms) if terms else {}
+        idf = {t: math.log(1.0 + (notes - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
+        total = sum(idf.values()) or 1.0
+        held = self.manifest.holding(terms, list(records)) if terms else {}
+        name = query.strip().strip("?!.\"'“”«»「」").casefold()
+        words = set(query_terms(query))
+        matched = [v for p, v in lexical.items() if p in records]
+        asked = language_of(query)
+        languages = self.languages(list(records))
+        question = Question(
+            foreign=asked != "en",
+            best_cosine=max(dense.values(), default=0.0),
+            best_bm25=max(matched, default=0.0),
+            low_bm25=min(matched, default=0.0),
+            dense_span=dense_span,
+        )
+        every_set = set(every)
+        out: dict[str, tuple[float, ...]] = {}
+        for path, record in records.items():
+            title_words = set(query_terms(record.title))
+            overlap = 2 * len(title_words & words) / (len(title_words) + len(words)) if title_words else 0.0
+            evidence = Evidence(
+                cosine=dense.get(path),
+                bm25=lexical.get(path),
+                coverage=sum(idf[t] for t in held.get(path, ())) / total,
+                every_word=path in every_set,
+                title=bool(name) and record.title.casefold() == name,
+                alias=bool(name) and name in _aliases(record),
+                title_overlap=overlap,
+                other_language=languages.get(path, asked) != asked,
+            )
+            out[path] = features(evidence, question)
+        return out
+
+    def languages(self, paths: Sequence[str]) -> dict[str, str]:
+        """Each note's language as `language_of` guesses it from the start of its text (kept while the index is
+        unchanged: a batch of questions meets the same notes again)."""
+        generation = self.manifest.generation()
+        if self._languages[0] != generation or len(self._languages[1]) > 100_000:
+            self._languages = (generation, {})
+        known = self._languages[1]
+        missing = [p for p in paths if p not in known]
+        if missing:
+            for path, text in self.manifest.openings(missing).items():
+                known[path] = language_of(text)
+        return {p: known[p] for p in paths if p in known}
 
     def _named(self, name: str, scope: Scope | None) -> list[str]:
         """Notes titled or aliased exactly `name` (trailing question marks and quotes aside), within the scope."""

@@ -98,9 +98,17 @@ class WarmPane(KeyedTable):
             self.sort(column, key=key, reverse=self.sort_descending)
             self.border_subtitle = f"sorted by {column} {'↓' if self.sort_descending else '↑'}"
 
-    def show_results(self, items: tuple[RecallItem, ...], query: str, headings: dict[str, str] | None = None) -> None:
+    def show_results(
+        self,
+        items: tuple[RecallItem, ...],
+        query: str,
+        headings: dict[str, str] | None = None,
+        *,
+        no_good_match: bool = False,
+    ) -> None:
         """Rows for a query's results, best first (the cursor stays on its note while the query is the same); a
-        note's cell names the heading its passage sits under, when `headings` has one."""
+        note's cell names the heading its passage sits under, when `headings` has one. With `no_good_match` the
+        rows are only the closest notes, and the title says so."""
         headings = headings or {}
         key = self._refill(f"query {query}")
         for item in items:
@@ -108,7 +116,7 @@ class WarmPane(KeyedTable):
             last = e.access.last_accessed_at if e is not None else None
             note = f"{item.path} › {headings[item.path]}" if headings.get(item.path) else item.path
             self.add_row(
-                f"{item.score:.3f}" if e is not None else "-",
+                f"{item.score:.4g}" if e is not None else "-",
                 note,
                 f"{e.dense:.2f}" if e is not None else "",
                 _bm25(e.lexical, e.words > 0) if e is not None else "",
@@ -120,10 +128,18 @@ class WarmPane(KeyedTable):
                 key=item.path,
             )
             self._rank[note] = len(self._rank)
-        share = next((i.explanation.dense_weight for i in items if i.explanation is not None), None)
-        # The dense share adapts to each question (recall's lexical_trust): say which one these rows used.
-        weights = f" · dense {share:.2f} / bm25 {1 - share:.2f}" if share is not None else ""
-        self.border_title = f"Warm: {query!r} ({len(items)}){weights}"
+        scored = [i.explanation for i in items if i.explanation is not None]
+        # The weighted sum's dense share adapts to each question (recall's lexical_trust): say which one these rows
+        # used; the learned fusion has no single share.
+        weights = (
+            f" · dense {scored[0].dense_weight:.2f} / bm25 {1 - scored[0].dense_weight:.2f}"
+            if scored and not scored[0].fusion
+            else ""
+        )
+        if no_good_match:
+            self.border_title = f"Warm: {query!r}: no good match, the closest {len(items)}"
+        else:
+            self.border_title = f"Warm: {query!r} ({len(items)}){weights}"
         if self.sort_column is not None:
             self._apply_sort()
         self.end_refill(key)

@@ -50,7 +50,8 @@ class AgentApi:
         self.workspace = workspace
         """The vault and its index."""
         self.record = record
-        """Count what a search surfaces as accessed (seed 004); off for tools that only look."""
+        """Count what an agent uses as accessed (a note it reads, the notes a context includes); off for tools that
+        only look. A search only lists, and counts nothing."""
         self._graph: tuple[Hashable, VaultGraph] | None = None
         self._surfaced: tuple[float, tuple[str, ...]] = (0.0, ())  # (when, paths) of the latest search's results
         self._last: tuple[float, str] | None = None  # the note last surfaced or read
@@ -81,9 +82,8 @@ class AgentApi:
         scope = _scope(where, since, until, path)
         engine = self.workspace.recall()
         recalled = engine.recall(query, k=k, as_of=moment, scope=scope)
-        items = list(recalled.results[:k])
-        if self.record and moment is None:
-            engine.record(item.path for item in items if item.explanation is not None)
+        # The matches, or when none reaches the relevance floor the closest notes, marked as such.
+        items = list(recalled.shown(k))
         self._remember_surfaced([item.path for item in items])
         found = []
         for item in items:
@@ -98,6 +98,7 @@ class AgentApi:
                     date=item.date,
                     snippet=place.snippet,
                     link=place.link,
+                    match=item.matches(recalled.floor),
                 )
             )
         return found
@@ -198,6 +199,8 @@ class AgentApi:
             parsed = self.workspace.vault.read_note(path)
         except NoteError as exc:
             raise AgentInputError("note", f"{path} cannot be read: {exc.reason}") from exc
+        if self.record:
+            self.workspace.recall().record([path])  # reading a note whole is using it
         graph = self.link_graph()
         seen: dict[str, LinkView] = {}
         for link in parsed.links:

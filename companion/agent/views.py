@@ -26,11 +26,14 @@ class Found:
     """The passage that matched (the best chunk), or the note's start."""
     link: str = ""
     """A wikilink Obsidian opens at the passage (`[[Title#Heading]]`, `[[Title#^block]]`), empty when unknown."""
+    match: bool = True
+    """False for a note shown only as the closest one when nothing reached the relevance floor."""
 
     def as_json(self) -> dict[str, Any]:
         """JSON form."""
         return {
             "path": self.path,
+            "match": self.match,
             "title": self.title,
             "score": round(self.score, 6),
             "tier": self.tier,

@@ -112,6 +112,8 @@ def item_json(item: RecallItem, explain: bool = True) -> dict[str, Any]:
             "dense_weight": round(e.dense_weight, 6),
             "coverage": round(e.coverage, 6),
             "relevance": round(e.relevance, 6),
+            "named": e.named,
+            "fusion": {name: round(value, 4) for name, value in e.fusion},
             "words": round(e.words, 6),
             "graph": round(e.graph, 6),
             "graph_via": e.graph_via,
@@ -124,6 +126,7 @@ def item_json(item: RecallItem, explain: bool = True) -> dict[str, Any]:
             "days_since_access": None if e.decay.days_since_access is None else round(e.decay.days_since_access, 3),
             "access_count": e.access.access_count,
             "last_accessed_at": e.access.last_accessed_at.isoformat() if e.access.last_accessed_at else None,
+            "raw": None if e.raw is None else round(e.raw, 6),
             "final": round(e.final, 6),
         }
     return out

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     for query, hits in samples.items():
         print(f"\nrecall  {query!r}")
         for rank, h in enumerate(hits, 1):
-            score = f"{h.score:.3f}" if h.explanation is not None else "    -"
+            score = f"{h.score:>6.4g}" if h.explanation is not None else "     -"
             print(f"  {rank}. {score} {h.tier:<8} {h.path}")
     print(f"\nTry:  companion recall --vault {dest} --explain 'what is the running plan?'")
     if args.no_tui or not (sys.stdin.isatty() and sys.stdout.isatty()):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import sqlite3
 import tempfile
 import time
@@ -26,6 +27,7 @@ from companion.cli.args import (
 from companion.cli.output import print_json
 from companion.errors import ConfigError
 from companion.recall.access import AccessLog
+from companion.recall.assembly import used_items
 from companion.recall.engine import Recall
 from companion.recall.evaluate import CUTOFFS, PAIRED_METRICS, Judged, Paired, Scores, by_label, paired, score
 from companion.recall.scope import Scope, parse_as_of, where_from_mapping
@@ -67,8 +69,21 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--use",
         metavar="FILE",
-        help="first ask FILE's questions with their results recorded as accessed, as recall does in use (on a "
+        help="first ask FILE's questions and record what an agent would use of their results (the matches its "
+        "context includes; on a "
         "scratch copy of the access statistics: nothing persists), then score: how recall drifts with use",
+    )
+    p.add_argument(
+        "--features",
+        metavar="OUT.jsonl",
+        help="also write each question's candidates with their learned-fusion features and whether each answers "
+        "it (what `companion fusion train` reads)",
+    )
+    p.add_argument(
+        "--unanswerable",
+        action="store_true",
+        help="with --features: the questions belong to another vault, so no note here answers them (their filters "
+        "and dates are left out); they teach the fusion what no match looks like",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
@@ -118,8 +133,12 @@ def run(args: argparse.Namespace) -> int:
     unknown = sorted(set(modes) - set(MODES))
     if unknown or not modes:
         raise ConfigError(f"--modes: unknown {', '.join(unknown) or 'empty'}; choose from {', '.join(MODES)}")
+    if args.unanswerable and not args.features:
+        raise ConfigError("--unanswerable only applies with --features")
     questions = load_questions(args.questions)
     used = load_questions(args.use) if args.use else []
+    if args.features:
+        return _write_features(args, questions)
     ws = open_workspace(args)
     judged: dict[str, list[Judged]] = {m: [] for m in modes}
     timing: dict[str, float] = dict.fromkeys(modes, 0.0)
@@ -157,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
     labels = {m: by_label(judged[m]) for m in modes}
     # The first mode against each other one, question by question: is a gain real or noise at this many questions?
     comparisons = {m: [paired(judged[modes[0]], judged[m], metric) for metric in PAIRED_METRICS] for m in modes[1:]}
+    worse = _worse_by_label(judged, modes)
     if args.json:
         print_json(
             {
@@ -166,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
                 "paired": {m: {p.metric: p.as_dict() for p in ps} for m, ps in comparisons.items()},
                 "ms_per_question": {m: round(1000 * timing[m] / len(questions), 2) for m in modes},
                 "misses": [j.id for j in judged[modes[0]] if not j.hit_at(5)],
+                "worse_by_label": worse,
                 "use": {"questions": len(used), "accesses": accesses} if args.use else None,
             }
         )
@@ -178,6 +199,12 @@ def run(args: argparse.Namespace) -> int:
         _table(label, {m: labels[m][label] for m in modes if label in labels[m]})
     for mode, ps in comparisons.items():
         _paired_table(modes[0], mode, ps)
+    if len(modes) > 1:
+        named = [f"{w['label']} ({w['metric']} {w['diff']:+.3f} against {w['against']})" for w in worse]
+        print(
+            f"label groups where {modes[0]} is worse than another ranking by a real difference: "
+            + ("; ".join(named) or "none")
+        )
     print("ms per question: " + ", ".join(f"{m} {1000 * timing[m] / len(questions):.1f}" for m in modes))
     if args.misses:
         for j in judged[modes[0]]:
@@ -200,16 +227,74 @@ def _scratch_access(ws: Workspace, folder: Path) -> AccessLog:
 
 
 def _use(engine: Recall, used: list[Question], k: int) -> int:
-    """Ask `used`'s questions and record their results as accessed, as `companion recall` does in use; returns how
-    many accesses were recorded."""
+    """Ask `used`'s questions as an agent in use would and record what it used: the notes the assembled context
+    of each includes (matches above the relevance floor); returns how many accesses were recorded."""
     recorded = 0
     for q in used:
         as_of = parse_as_of(q.as_of)
         context = engine.recall(q.query, k=k, as_of=as_of, scope=q.scope)
         if as_of is None:  # a replay of the past records nothing, as `companion recall --as-of` does not
-            engine.record([item.path for item in context.results])
-            recorded += len(context.results)
+            paths = [item.path for item in used_items(engine, context)]
+            engine.record(paths)
+            recorded += len(paths)
     return recorded
+
+
+def _worse_by_label(judged: dict[str, list[Judged]], modes: list[str]) -> list[dict[str, Any]]:
+    """Label groups where the first ranking is worse than another on a metric by a real (paired) difference."""
+    out: list[dict[str, Any]] = []
+    first = judged[modes[0]]
+    for label in sorted({j.label for j in first}):
+        picked = [i for i, j in enumerate(first) if j.label == label]
+        for other in modes[1:]:
+            for metric in PAIRED_METRICS:
+                p = paired([first[i] for i in picked], [judged[other][i] for i in picked], metric)
+                if p.significant and p.diff < 0:
+                    out.append({"label": label, "against": other, "metric": metric, "diff": round(p.diff, 4)})
+    return out
+
+
+def _write_features(args: argparse.Namespace, questions: list[Question]) -> int:
+    """Write every question's candidates with their features (see `--features`); nothing is scored."""
+    ws = open_workspace(args)
+    written = 0
+    try:
+        sync_first(ws, args)
+        searcher = ws.searcher()
+        engine = ws.recall()
+        searcher.embed_queries([q.query for q in questions])
+        out = Path(args.features)
+        temp = out.with_name(out.name + ".part")
+        with temp.open("w", encoding="utf-8") as stream:
+            for q in questions:
+                searcher.capture = []
+                if args.unanswerable:
+                    engine.recall(q.query, k=args.k, scope=Scope())
+                else:
+                    engine.recall(q.query, k=args.k, as_of=parse_as_of(q.as_of), scope=q.scope)
+                # The question's own search is the first; a date it names adds a second, narrower one.
+                found = searcher.capture[0][1] if searcher.capture else {}
+                answers = set() if args.unanswerable else q.evidence
+                line = {
+                    "id": q.id,
+                    "label": "unanswerable" if args.unanswerable else q.label,
+                    "candidates": [
+                        {"path": path, "features": [round(x, 6) for x in vector], "answer": path in answers}
+                        for path, vector in found.items()
+                    ],
+                }
+                stream.write(json.dumps(line, ensure_ascii=False) + "\n")
+                written += 1
+        temp.replace(out)
+    except OSError as exc:
+        raise ConfigError(f"{args.features}: cannot write the features ({exc.strerror or exc})") from exc
+    finally:
+        ws.close()
+    if args.json:
+        print_json({"questions": written, "features": args.features})
+    else:
+        print(f"features of {counted(written, 'question')} written to {args.features}")
+    return 0
 
 
 def _baseline(searcher: Searcher, mode: str, query: str, k: int, scope: Scope) -> list[str]:

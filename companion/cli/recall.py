@@ -44,7 +44,11 @@ def register(sub: Any) -> None:
     p.add_argument("--batch", metavar="FILE.jsonl", help="answer one JSON query per line ('-' for stdin)")
     p.add_argument("--explain", action="store_true", help="show every part of each score")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    add_record_argument(p, "the results (default: yes for a single recall, no for --as-of and --batch)")
+    add_record_argument(
+        p,
+        "the matches shown (default: no, since a listing is not a use; say --record when the results are put "
+        "in an agent's context)",
+    )
     p.set_defaults(run=run)
 
 
@@ -69,11 +73,11 @@ def run(args: argparse.Namespace) -> int:
         if lines is not None:
             return _batch(engine, args, lines)
         context = engine.recall(args.query, k=args.k, as_of=as_of, scope=scope)
-        if args.record if args.record is not None else as_of is None:
-            engine.record([item.path for item in context.results])
+        if args.record and as_of is None:
+            engine.record(used(context))
         why = "" if context.results else _why_nothing(ws, scope)
         # The index's chunk anchors are its own ids: show the heading or block Obsidian opens, and the passage.
-        located = {i.path: engine.locate(i) for i in context.results if i.explanation is not None}
+        located = {i.path: engine.locate(i) for i in context.shown(len(context.results)) if i.explanation is not None}
     finally:
         ws.close()
     if args.json:
@@ -98,8 +102,15 @@ def _why_nothing(ws: Workspace, scope: Scope) -> str:
     return "no notes found" + (f" within {scope.describe()}" if not scope.empty else "")
 
 
+def used(context: RecalledContext) -> list[str]:
+    """The notes a recall's reader was given as matches (what `--record` counts as accessed): never a note below
+    the relevance floor, never one listed by time only."""
+    return [i.path for i in context.matched if i.explanation is not None]
+
+
 def context_json(context: RecalledContext, located: dict[str, Located] | None = None) -> dict[str, Any]:
-    """A `RecalledContext` as JSON (with each result's link and snippet where `located` has them)."""
+    """A `RecalledContext` as JSON (with each result's link and snippet where `located` has them): the matches, or
+    when none reaches the relevance floor the closest notes, each with `match` saying which it is."""
     located = located or {}
     r = context.date_range
     return {
@@ -107,7 +118,11 @@ def context_json(context: RecalledContext, located: dict[str, Located] | None = 
         "as_of": context.as_of.isoformat(timespec="seconds"),
         "recap": context.recap,
         "date_range": None if r is None else {"start": str(r.start), "end": str(r.end), "phrase": r.phrase},
-        "results": [_with_place(item_json(i), located.get(i.path)) for i in context.results],
+        "results": [
+            {**_with_place(item_json(i), located.get(i.path)), "match": i.matches(context.floor)}
+            for i in context.shown(len(context.results))
+        ],
+        "no_good_match": context.no_good_match,
         "hot": [session_json(s) for s in context.sessions],
         "pushed_out": [session_json(s) for s in context.pushed_out],
         "temporal": [temporal_json(t) for t in context.temporal],
@@ -126,11 +141,13 @@ def _print(context: RecalledContext, explain: bool, why: str = "", located: dict
         print("recap   recent sessions first, by time")
     if not context.results:
         print(why or "no notes found")
-    for rank, item in enumerate(context.results, 1):
+    elif context.no_good_match:
+        print("no good match: no note is relevant enough; the closest ones are")
+    for rank, item in enumerate(context.shown(len(context.results)), 1):
         place = located.get(item.path)
         where = f"  › {place.heading}" if place is not None and place.heading else ""
         date = f"  ({item.date[:10]})" if item.date else ""
-        score = f"{item.score:.3f}" if item.explanation is not None else "    -"  # listed by time, not scored
+        score = f"{item.score:>6.4g}" if item.explanation is not None else "     -"  # listed by time, not scored
         print(f"{rank:>2}. {score} {item.tier:<8} {item.path}{where}{date}")
         if place is not None and place.snippet and item.explanation is not None:
             print(f"      {place.snippet}")
@@ -219,9 +236,16 @@ def _batch(engine: Recall, args: argparse.Namespace, lines: list[BatchQuery | tu
             failed += 1
             print_json({"id": entry.id, "error": str(exc), "results": []})
             continue
-        if record:
-            engine.record([i.path for i in context.results])
-        print_json({"id": entry.id, "results": [item_json(i, explain=args.explain) for i in context.results]})
+        if record and as_of is None:
+            engine.record(used(context))
+        shown = context.shown(len(context.results))
+        print_json(
+            {
+                "id": entry.id,
+                "results": [{**item_json(i, explain=args.explain), "match": i.matches(context.floor)} for i in shown],
+                "no_good_match": context.no_good_match,
+            }
+        )
     if failed:
         print(f"companion: {failed} of {len(lines)} batch lines failed (see their `error`)", file=sys.stderr)
         return 1

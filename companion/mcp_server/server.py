@@ -34,6 +34,7 @@ from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
 from companion.agent.api import MEMORY_MODES, AgentApi
+from companion.agent.views import Found
 from companion.agent.writes import MEMORY_TYPES, AgentWriter, WriteRefused, WriteSource
 from companion.errors import AgentInputError, CompanionError
 from companion.mcp_server.bearer import BearerGuard
@@ -259,24 +260,28 @@ class CompanionServer:
             must match ({"type": "fact"}). since/until: ISO dates bounding the note's `date`. path: a glob on the
             vault path ("Projects/*"). as_of: answer as if at this ISO moment (nothing is counted as accessed).
             Each result has its path, title, score, tier (hot, warm, temporal), type, date and the passage matched.
+            Only matches are listed; when no note is relevant enough, no_good_match is true and the closest few
+            come with match false. A search counts nothing as used; reading a note does.
             """
             found = await self._call(
                 lambda api: api.search(query, k=k, where=where, since=since, until=until, path=path, as_of=as_of)
             )
-            return {"results": [f.as_json() for f in found]}
+            return _found_json(found)
 
         @server.tool(annotations=_READ_ONLY)
         async def recall_relevant(query: str, k: int = 10) -> dict[str, Any]:
             """Recall the notes most relevant to a message: hybrid relevance times the spaced-repetition decay, so
-            notes that proved useful stay and stale ones fade. k: 1-100."""
+            notes that proved useful stay and stale ones fade. k: 1-100. When no note is relevant enough,
+            no_good_match is true and the closest few come with match false."""
             found = await self._call(lambda api: api.search(query, k=k))
-            return {"results": [f.as_json() for f in found]}
+            return _found_json(found)
 
         @server.tool(annotations=_READ_ONLY)
         async def vault_read(note: str) -> dict[str, Any]:
             """Read one note whole: frontmatter, body, tags, aliases, its links (resolved to paths, or marked
             unresolved) and its backlinks. note: a vault path, a path without .md, a title or an alias; or @1, @2...
-            for the results of the last search, @last for the note last surfaced or read."""
+            for the results of the last search, @last for the note last surfaced or read. Reading a note counts as
+            using it: recall keeps notes in use from fading."""
             view = await self._call(lambda api: api.read(note))
             return view.as_json()
 
@@ -463,3 +468,8 @@ def serve(
             anyio.run(companion.server.run_http_async, port, token)
     finally:
         companion.close()
+
+
+def _found_json(found: list[Found]) -> dict[str, Any]:
+    """A search's results as a tool returns them, saying when none of them is a good match."""
+    return {"results": [f.as_json() for f in found], "no_good_match": bool(found) and not any(f.match for f in found)}

@@ -8,11 +8,23 @@ from __future__ import annotations
 from companion.embedding.tokens import TokenCounter
 from companion.recall.context import AssembledContext, Piece, assemble
 from companion.recall.engine import Recall
-from companion.recall.results import RecalledContext
+from companion.recall.results import RecalledContext, RecallItem
 from companion.recall.temporal import summarise
 
-MIN_RELEVANCE = 0.1
-"""Related notes below this relevance (of 1) stay out of a context, whatever room is left."""
+
+def used_items(engine: Recall, recalled: RecalledContext) -> list[RecallItem]:
+    """The recalled notes a context includes as related notes: matches (above the relevance floor) among the best
+    `warm_results`, not listed already as recent sessions or as the latest summary. These, not every listed
+    result, count as used (accessed) when the context is given to an agent."""
+    summary = engine.latest_summary(recalled.as_of)
+    return [
+        item
+        for item in recalled.results[: engine.policy.warm_results]
+        if item.tier != "temporal"
+        and (summary is None or item.path != summary[0])  # the latest summary is in already, whole
+        and item.explanation is not None
+        and item.matches(recalled.floor)
+    ]
 
 
 def build(engine: Recall, recalled: RecalledContext, budget: int, count: TokenCounter) -> AssembledContext:
@@ -41,14 +53,10 @@ def build(engine: Recall, recalled: RecalledContext, budget: int, count: TokenCo
             "entity", f"[[{item.title}]] ({item.date[:10] if item.date else item.kind})\n{text}", item.score, item.path
         )
         # Every tier's matches, not only warm ones: a hot session that answers the message must survive even
-        # when the raw turns are trimmed.
-        # Temporal items are listed under recent sessions already (seed 002: never repeated); a weak match is noise.
-        for item in recalled.results[: engine.policy.warm_results]
-        if item.tier != "temporal"
-        and (summary is None or item.path != summary[0])  # the latest summary is in already, whole
-        and item.explanation is not None
-        and item.explanation.relevance >= MIN_RELEVANCE
-        and (text := engine.passage(item))
+        # when the raw turns are trimmed. Temporal items are listed under recent sessions already (seed 002: never
+        # repeated); a note below the relevance floor is noise.
+        for item in used_items(engine, recalled)
+        if (text := engine.passage(item))
     ]
     turns = [
         Piece(

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
+from companion.recall.fusion import FusionModel
 from companion.recall.scope import Scope
 from companion.vault.dates import note_day
 
@@ -100,6 +101,11 @@ class Hit:
     """The dense share this query's fusion used (`lexical_dense_weight` of the settings and `coverage`)."""
     coverage: float = 0.0
     """How much of the query (its words weighted by idf) the best BM25 note holds; the same for every hit."""
+    features: tuple[float, ...] = ()
+    """The learned fusion's features (`companion.recall.fusion.FEATURES`), empty when weights fused the sides."""
+    name_rank: int = 0
+    """How strongly the question names the note by its title or an alias (`companion.recall.fusion.name_rank`);
+    a named note ranks above every other."""
 
     @property
     def title(self) -> str:
@@ -138,6 +144,7 @@ class NoteIndex(Protocol):
         lexical_trust: float = ...,
         dense_span: float = ...,
         unspaced_dense_weight: float = ...,
+        model: FusionModel | None = None,
     ) -> list[Hit]:
         """The `k` most relevant notes within `scope`, best first (a note holding every word of the query, or of
         `every_word_query` when given, gets `every_word_weight` on top of its fused relevance; the dense share is

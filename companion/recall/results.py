@@ -17,7 +17,9 @@ Tier = Literal["hot", "warm", "temporal"]
 
 @dataclass(frozen=True)
 class Explanation:
-    """Why an item has its score: `final = (relevance + words + graph + date) * decay`."""
+    """Why an item has its score: `final = raw * decay`, where `raw` is `relevance + words + graph + date` with the
+    weighted sum, and with the learned fusion the squared odds of the relevance (with the graph and date boosts)
+    against the best candidate's."""
 
     dense: float
     """Best chunk's cosine similarity to the question."""
@@ -47,16 +49,42 @@ class Explanation:
     """What holding every word of the question added (the `every_word_weight` setting), else 0."""
     coverage: float = 0.0
     """How much of the question (its words weighted by idf) the best BM25 note holds: what set `dense_weight`."""
+    named: int = 0
+    """How strongly the question names the note by its title or an alias (0 when it does not): a named note is a
+    match, first, whatever its score."""
+    raw: float | None = None
+    """The score the decay multiplies: with the learned fusion, the odds of `relevance` with the boosts against the
+    best candidate's, squared (`companion.recall.engine.relative_odds`); None with the weighted sum (`base`)."""
+    fusion: tuple[tuple[str, float], ...] = ()
+    """With the learned fusion, each feature's share of the log-odds behind `relevance`, largest first (empty with
+    the weighted sum)."""
+
+    @property
+    def base(self) -> float:
+        """The score before the decay: `relevance + words + graph + date` (what the relevance floor is held to)."""
+        return self.relevance + self.words + self.graph + self.date
 
     def lines(self) -> list[str]:
         """The explanation in words, one part per line."""
-        out = [
-            f"dense {self.dense:.3f} (scaled {self.dense_norm:.2f}) x {self.dense_weight:.2f}"
-            f" + bm25 {self.lexical:.2f} (scaled {self.lexical_norm:.2f}) x {1 - self.dense_weight:.2f}"
-            f" = relevance {self.relevance:.3f}",
-            f"weights: the best BM25 note holds {self.coverage:.0%} of the question's words (by idf),"
-            f" so the dense share is {self.dense_weight:.2f}",
-        ]
+        head = ["named: the question is this note's title or alias, so it comes first"] if self.named else []
+        return head + self._parts()
+
+    def _parts(self) -> list[str]:
+        if self.fusion:
+            parts = ", ".join(f"{name} {value:+.2f}" for name, value in self.fusion[:6])
+            out = [
+                f"dense {self.dense:.3f} (scaled {self.dense_norm:.2f}), bm25 {self.lexical:.2f}"
+                f" (scaled {self.lexical_norm:.2f}): relevance {self.relevance:.3f} (learned fusion)",
+                f"what moved it: {parts}",
+            ]
+        else:
+            out = [
+                f"dense {self.dense:.3f} (scaled {self.dense_norm:.2f}) x {self.dense_weight:.2f}"
+                f" + bm25 {self.lexical:.2f} (scaled {self.lexical_norm:.2f}) x {1 - self.dense_weight:.2f}"
+                f" = relevance {self.relevance:.3f}",
+                f"weights: the best BM25 note holds {self.coverage:.0%} of the question's words (by idf),"
+                f" so the dense share is {self.dense_weight:.2f}",
+            ]
         if self.words:
             out.append(f"words +{self.words:.3f} (holds every word of the question)")
         if self.graph:
@@ -73,7 +101,10 @@ class Explanation:
                 f"decay {d.value:.3f}: 0.5^({d.days_since_access:.1f} d / half-life) = {d.curve:.3f}"
                 f" + resistance {d.resistance:.3f} ({counted(self.access.access_count, 'access', 'accesses')}), clamped"
             )
-        out.append(f"final {self.final:.4f}")
+        if self.raw is not None:
+            out.append(f"final {self.final:.4g} = (odds / best odds)² {self.raw:.4g} x decay {d.value:.3f}")
+        else:
+            out.append(f"final {self.final:.4f}")
         return out
 
 
@@ -99,6 +130,12 @@ class RecallItem:
     """The best chunk's anchor, empty when none matched."""
     explanation: Explanation | None
     """The parts of `score`, None for items that were not scored."""
+
+    def matches(self, floor: float) -> bool:
+        """Whether the item is a match: its score before the decay reaches `floor` (an item listed by time, not
+        scored, always is)."""
+        e = self.explanation
+        return e is None or e.named > 0 or e.base >= floor
 
 
 @dataclass(frozen=True)
@@ -126,6 +163,24 @@ class RecalledContext:
     """The dates the question names, when it names any."""
     notice: str | None = None
     """Something the reader must know about these results (the meaning side of the index was unavailable)."""
+    floor: float = 0.0
+    """The relevance floor: an item whose score before the decay is below it is not a match."""
+
+    @property
+    def matched(self) -> tuple[RecallItem, ...]:
+        """The results that are matches, best first (see `RecallItem.matches`)."""
+        return tuple(i for i in self.results if i.matches(self.floor))
+
+    @property
+    def no_good_match(self) -> bool:
+        """True when the question found notes but none reaches the floor: show the closest ones as such."""
+        return bool(self.results) and not self.matched
+
+    def shown(self, k: int, closest: int = 3) -> tuple[RecallItem, ...]:
+        """What to show a person or an agent: up to `k` matches, or when there is none, the `closest` best
+        non-matches (to be labelled as such)."""
+        matched = self.matched
+        return matched[:k] if matched else self.results[: min(k, closest)]
 
 
 @dataclass(frozen=True)

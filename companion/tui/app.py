@@ -23,7 +23,6 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widgets import Footer, Header, Input
 
 from companion.config import load_config
@@ -49,7 +48,6 @@ from widgets.policy_knobs import PolicyKnobs
 from widgets.status_line import StatusLine
 from widgets.warm_pane import WarmPane
 
-DWELL_S = 2.0
 """Staying this long on a highlighted note counts as opening it (an access); passing over it does not."""
 WIDE = 110
 """From this many columns the lists and the note sit side by side; below, one side shows at a time."""
@@ -111,7 +109,6 @@ class CompanionApp(App[int]):
         """The indexer worker's state (caught up? how many batches?) and its stop."""
         self._index_lock = self.indexing.lock
         self._shown_path: str | None = None  # the note shown: what curations act on
-        self._dwell: Timer | None = None  # counts an access once the user stays on the shown note
         self._counted: str | None = None  # the shown note's access is counted already
         self._located: dict[tuple[str, str], str] = {}  # (path, anchor) to the heading of that passage
         self._located_generation: object = None  # the index state `_located` was read at
@@ -351,7 +348,7 @@ class CompanionApp(App[int]):
 
     @work(thread=True, group="access", exit_on_error=False)
     def record_access(self, path: str) -> None:
-        """Count one access of a note the user opened on purpose (Enter, or dwelling on it; seed 004)."""
+        """Count one access of a note the user opened on purpose (Enter, or following a link)."""
         if self.read_only or self.as_of is not None:
             return  # a replay of the past or a read-only session records none
         with self._index_lock:
@@ -405,7 +402,8 @@ class CompanionApp(App[int]):
         self.query_one(HotPane).show(context.sessions, arrived)
         warm = self.query_one(WarmPane)
         if query.strip():
-            warm.show_results(context.results, query, message.headings)
+            shown = context.shown(len(context.results))
+            warm.show_results(shown, query, message.headings, no_good_match=context.no_good_match)
         else:
             warm.show_pushed_out(context.pushed_out, left)
         self.refreshed_at = time.perf_counter()
@@ -448,17 +446,11 @@ class CompanionApp(App[int]):
             self._shown_path, self._shown_note = path, None
             self._counted = None
             self.open_note(path)
-            # Passing over a row is not reading it (seed 004 counts retrievals the user makes use of): scrolling
-            # through the warm pane must not change the scores under the user's eyes. Staying on a note is.
-            if self._dwell is not None:
-                self._dwell.stop()
-            self._dwell = self.set_timer(DWELL_S, lambda: self._opened(path))
+            # Passing over a row, or resting on it, is not using the note: only opening it on purpose counts,
+            # so browsing the warm pane never changes the scores under the user's eyes.
 
     def _opened(self, path: str) -> None:
-        """Count the access once per showing of a note (Enter after dwelling adds nothing)."""
-        if self._dwell is not None:
-            self._dwell.stop()
-            self._dwell = None
+        """Count the access once per showing of a note (a second Enter adds nothing)."""
         if path == self._shown_path and path != self._counted:
             self._counted = path
             self.record_access(path)

@@ -25,15 +25,24 @@ def api(tmp_path: Path) -> Iterator[AgentApi]:
         ws.close()
 
 
-def test_search_finds_the_note_and_the_passage_and_counts_an_access(api: AgentApi) -> None:
+def test_search_lists_without_counting_and_reading_counts_one_access(api: AgentApi) -> None:
     found = api.search("boiler pressure gauge", k=3)
     assert found[0].path == "Conversations/2026-10-01 Boiler pressure.md"
-    assert "0.6 bar" in found[0].snippet and found[0].tier == "warm"
-    stats = api.workspace.access_log().stats([found[0].path])
-    assert stats[found[0].path].access_count == 1
-    # A replay looks without touching the decay's statistics.
-    api.search("boiler pressure gauge", k=3, as_of="2026-10-10T12:00:00")
-    assert api.workspace.access_log().stats([found[0].path])[found[0].path].access_count == 1
+    assert "0.6 bar" in found[0].snippet and found[0].tier == "warm" and found[0].match
+    log = api.workspace.access_log()
+    assert log.stats([found[0].path])[found[0].path].access_count == 0  # a listing is not a use
+    api.read("@1")
+    assert log.stats([found[0].path])[found[0].path].access_count == 1  # reading the note is
+    # A reader that only looks counts nothing.
+    AgentApi(api.workspace, record=False).read(found[0].path)
+    assert log.stats([found[0].path])[found[0].path].access_count == 1
+
+
+def test_a_search_with_no_good_match_says_so_with_the_closest_notes(api: AgentApi) -> None:
+    found = api.search("zeppelin hangar", k=10)
+    assert found and len(found) <= 3
+    assert not any(f.match for f in found)
+    assert all(f.as_json()["match"] is False for f in found)
 
 
 def test_search_filters_by_frontmatter_dates_and_path(api: AgentApi) -> None:
@@ -134,11 +143,12 @@ def test_bad_input_names_the_argument(api: AgentApi, call: object, field: str, s
 
 
 def test_a_follow_up_can_name_what_the_last_search_surfaced(api: AgentApi) -> None:
-    found = api.search("chalet deposit", k=3)
+    found = api.search("kitchen renovation budget", k=3)
+    assert len(found) >= 2 and all(f.match for f in found)
     assert api.read("@1").path == found[0].path
     assert api.links("@2").path == found[1].path
     assert api.read("@last").path == found[1].path or api.read("@last").path == found[0].path
-    with pytest.raises(AgentInputError, match="returned 3 notes"):
+    with pytest.raises(AgentInputError, match=f"returned {len(found)} notes"):
         api.read("@7")
     typed = api.memory_query("type", "entity")
     assert api.read("@1").path == typed[0].path == "Memory/Nowak Renovations.md"

@@ -108,7 +108,7 @@ def test_batch_file_gives_the_same_answers_as_single_recalls(vault: Path, data_d
         assert [r["path"] for r in row["results"]] == [r["path"] for r in single["results"]]
 
 
-def test_batch_and_replays_record_no_access_but_a_single_recall_and_a_context_do(vault: Path, tmp_path: Path) -> None:
+def test_a_listing_records_no_access_but_record_and_a_context_count_the_matches(vault: Path, tmp_path: Path) -> None:
     data_dir = str(tmp_path / "data")
 
     def counted() -> int:
@@ -117,12 +117,68 @@ def test_batch_and_replays_record_no_access_but_a_single_recall_and_a_context_do
 
     _run(vault, data_dir, "recall", "--batch", "-", stdin=json.dumps({"id": "x", "query": "sourdough"}) + "\n")
     _run(vault, data_dir, "recall", "sourdough", "--as-of", AS_OF)
+    _run(vault, data_dir, "recall", "sourdough", "--as-of", AS_OF, "--record")  # a replay never counts
     _run(vault, data_dir, "context", "sourdough", "--as-of", AS_OF)
+    _run(vault, data_dir, "recall", "sourdough", "--k", "2")  # a listing is not a use
     assert counted() == 0
-    _run(vault, data_dir, "recall", "sourdough", "--k", "2")
-    assert counted() == 2
+    shown = json.loads(_run(vault, data_dir, "recall", "sourdough", "--k", "2", "--record", "--json").stdout)
+    assert counted() == len([r for r in shown["results"] if r["match"]]) > 0
     _run(vault, data_dir, "context", "oak worktop for the kitchen", "--budget", "2000")
-    assert counted() > 2
+    assert counted() > len(shown["results"])
+
+
+def test_a_question_about_nothing_in_the_vault_says_no_good_match(vault: Path, data_dir: str) -> None:
+    data = json.loads(_run(vault, data_dir, "recall", "zeppelin hangar xylophone", "--as-of", AS_OF, "--json").stdout)
+    assert data["no_good_match"] and 1 <= len(data["results"]) <= 3
+    assert not any(r["match"] for r in data["results"])
+    text = _run(vault, data_dir, "recall", "zeppelin hangar xylophone", "--as-of", AS_OF).stdout
+    assert text.startswith("no good match") or "\nno good match" in text
+    matched = json.loads(_run(vault, data_dir, "recall", "sourdough starter", "--as-of", AS_OF, "--json").stdout)
+    assert not matched["no_good_match"] and all(r["match"] for r in matched["results"])
+
+
+def test_eval_features_train_fusion_weights_that_recall_can_use(vault: Path, data_dir: str, tmp_path: Path) -> None:
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(
+        "".join(
+            json.dumps({"id": str(i), "query": q, "evidence": [p], "as_of": AS_OF}) + "\n"
+            for i, (q, p) in enumerate(
+                [
+                    ("sourdough starter hydration", conversation_path(-60, "sourdough")),
+                    ("oak worktop for the kitchen", conversation_path(-20, "kitchen")),
+                    ("train tickets", conversation_path(-9, "train")),
+                ]
+            )
+        )
+    )
+    features = tmp_path / "mine.jsonl"
+    out = _run(vault, data_dir, "eval", str(questions), "--features", str(features), "--json")
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in features.read_text().splitlines()]
+    assert len(rows) == 3 and all(any(c["answer"] for c in r["candidates"]) for r in rows)
+    none = tmp_path / "elsewhere.jsonl"
+    assert _run(vault, data_dir, "eval", str(questions), "--features", str(none), "--unanswerable").returncode == 0
+    assert not any(c["answer"] for line in none.read_text().splitlines() for c in json.loads(line)["candidates"])
+
+    weights = tmp_path / "weights.json"
+    trained = run_companion("fusion", "train", str(features), str(none), "--out", str(weights), "--json")
+    assert trained.returncode == 0, trained.stderr
+    assert json.loads(trained.stdout)["weights"]["trained_on"] == ["elsewhere", "mine"]
+    shown = run_companion("fusion", "show", "--weights", str(weights))
+    assert "fitted on elsewhere, mine" in shown.stdout and "bias" in shown.stdout
+    own = tmp_path / "own"
+    write_vault(own)
+    write(own, ".companion/companion.yaml", f"embedding:\n  provider: hash\nrecall:\n  fusion_weights: {weights}\n")
+    used = run_companion("recall", "sourdough", "--vault", str(own), "--data-dir", str(tmp_path / "d"), "--json")
+    assert used.returncode == 0, used.stderr
+    assert json.loads(used.stdout)["results"]
+    weights.write_text("{}")
+    broken = run_companion("recall", "sourdough", "--vault", str(own), "--data-dir", str(tmp_path / "d"))
+    assert broken.returncode == 2 and "recall.fusion_weights" in broken.stderr
+
+    bad = run_companion("fusion", "train", str(questions), "--out", str(weights))
+    assert bad.returncode == 2 and "not a line of `companion eval --features`" in bad.stderr
+    assert _run(vault, data_dir, "eval", str(questions), "--unanswerable").returncode == 2
 
 
 def test_recent_lists_completed_sessions_newest_first(vault: Path, data_dir: str) -> None:

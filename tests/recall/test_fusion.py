@@ -1,87 +1,135 @@
-"""Score fusion and the lexical query: pure functions."""
+"""The learned fusion: its features, its shipped weights, fitting weights anew, and guessing a text's language."""
 
 from __future__ import annotations
 
+import json
+import random
+from pathlib import Path
+
 import pytest
 
-from companion.recall.candidates import fuse, lexical_dense_weight, min_max, span_scaled
-from indexer.search import fts_query
+from companion.config import RecallConfig
+from companion.recall.fusion import FEATURES, Evidence, FusionModel, Question, default_model, features, name_rank
+from companion.recall.fusion_fit import Judged, fit, ranking_scores
+from companion.recall.language import foreign, language_of
+
+ENGLISH = Question(foreign=False, best_cosine=0.7, best_bm25=10.0, low_bm25=2.0, dense_span=0.3)
 
 
-def test_min_max_scales_and_handles_ties() -> None:
-    assert min_max({"a": 2.0, "b": 4.0, "c": 3.0}) == {"a": 0.0, "b": 1.0, "c": 0.5}
-    assert min_max({"a": 5.0, "b": 5.0}) == {"a": 1.0, "b": 1.0}
-    assert min_max({}) == {}
+def evidence(**kw: object) -> Evidence:
+    base: dict[str, object] = dict(
+        cosine=None, bm25=None, coverage=0.0, every_word=False, title=False, alias=False, title_overlap=0.0
+    )
+    base.update(kw)
+    return Evidence(**base)  # type: ignore[arg-type]
 
 
-def test_fuse_weights_normalised_scores() -> None:
-    dense = {"a": 0.9, "b": 0.5, "c": 0.1}
-    lexical = {"b": 12.0, "d": 2.0}
-    fused = {f.key: f for f in fuse(dense, lexical, dense_weight=0.5)}
-    assert fused["a"].score == pytest.approx(0.5)  # best dense, absent from lexical
-    assert fused["b"].score == pytest.approx(0.5 * 0.5 + 0.5 * 1.0)
-    assert fused["d"].score == pytest.approx(0.0) and fused["d"].lexical == 2.0
-    assert [f.key for f in fuse(dense, lexical, 0.5)][:2] == ["b", "a"]
-    assert fuse(dense, lexical, 1.0)[0].key == "a"
-    assert fuse(dense, lexical, 0.0)[0].key == "b"
+def named(vector: tuple[float, ...]) -> dict[str, float]:
+    return dict(zip(FEATURES, vector, strict=True))
 
 
-def test_span_scaling_is_relative_to_the_best_candidate_not_the_weakest() -> None:
-    close = {"a": 0.50, "b": 0.48, "c": 0.45}
-    assert span_scaled(close, 0.3) == pytest.approx({"a": 1.0, "b": 1 - 0.02 / 0.3, "c": 1 - 0.05 / 0.3})
-    # min-max stretches the same three over the whole range: 0.05 of cosine becomes 1.0 of relevance.
-    assert min_max(close)["c"] == 0.0
-    # A weak candidate joining the list changes nothing for the others (it would under min-max).
-    wider = span_scaled({**close, "d": 0.05}, 0.3)
-    assert wider["d"] == 0.0 and wider["b"] == pytest.approx(span_scaled(close, 0.3)["b"])
-    assert span_scaled({}, 0.3) == {}
-    with pytest.raises(ValueError, match="span"):
-        span_scaled(close, 0.0)
+def test_features_scale_each_side_against_the_best_candidate() -> None:
+    best = named(features(evidence(cosine=0.7, bm25=10.0, coverage=1.0, every_word=True), ENGLISH))
+    assert best["dense"] == 1.0 and best["cosine"] == 0.7 and best["dense_missing"] == 0.0
+    assert best["bm25"] == 1.0 and best["bm25_ratio"] == 1.0 and best["every_word"] == 1.0
+    weaker = named(features(evidence(cosine=0.55, bm25=2.0), ENGLISH))
+    assert weaker["dense"] == pytest.approx(0.5) and weaker["bm25"] == 0.0 and weaker["bm25_ratio"] == 0.2
+    lexical_only = named(features(evidence(bm25=6.0), ENGLISH))
+    assert lexical_only["dense_missing"] == 1.0 and lexical_only["cosine"] == 0.0
 
 
-def test_fuse_scales_the_dense_side_with_a_span_when_given() -> None:
-    dense = {"a": 0.50, "b": 0.45}
-    lexical = {"b": 10.0, "a": 2.0}
-    # Min-max: the 0.05 cosine gap outweighs BM25's 5x; a span of 0.3 shrinks it to what it is.
-    assert fuse(dense, lexical, 0.6)[0].key == "a"
-    fused = fuse(dense, lexical, 0.6, dense_span=0.3)
-    assert fused[0].key == "b"
-    assert {f.key: f.dense_norm for f in fused} == pytest.approx({"a": 1.0, "b": 1 - 0.05 / 0.3})
+def test_a_question_in_another_language_moves_the_sides_to_their_own_features() -> None:
+    asked = Question(foreign=True, best_cosine=0.3, best_bm25=10.0, low_bm25=2.0, dense_span=0.3)
+    f = named(features(evidence(cosine=0.3, bm25=10.0, other_language=True), asked))
+    assert f["foreign_dense"] == f["dense"] == 1.0 and f["foreign_bm25"] == f["bm25"] == 1.0
+    assert f["weak_dense"] == pytest.approx(0.3)  # the best cosine is far from a clear match
+    assert f["other_language"] == 1.0
+    assert named(features(evidence(cosine=0.7), ENGLISH))["foreign_dense"] == 0.0
 
 
-def test_the_dense_share_falls_as_the_best_bm25_note_holds_more_of_the_question() -> None:
-    assert lexical_dense_weight(0.75, 0.6, 0.0) == 0.75
-    assert lexical_dense_weight(0.75, 0.6, 1.0) == pytest.approx(0.3)
-    # The cube: holding half the words is common and moves the share little.
-    assert lexical_dense_weight(0.75, 0.6, 0.5) == pytest.approx(0.75 * (1 - 0.6 / 8))
-    assert lexical_dense_weight(0.75, 0.0, 1.0) == 0.75
-    assert lexical_dense_weight(0.75, 0.6, 1.7) == pytest.approx(0.3)  # clamped
+def test_a_named_note_ranks_by_language_then_title_then_alias() -> None:
+    def rank(**kw: object) -> int:
+        return name_rank(features(evidence(cosine=0.5, **kw), ENGLISH))
+
+    assert rank() == 0
+    assert rank(title=True) > rank(alias=True) > rank(alias=True, other_language=True) > 0
+    assert rank(alias=True) > rank(title=True, other_language=True)
 
 
-def test_a_tie_goes_to_the_note_holding_every_word() -> None:
-    # "x" tops both sides (fused 1.0); "y" is last on both (0.0) but holds every word (+1.0).
-    fused = fuse({"x": 0.9, "y": 0.1}, {"x": 9.0, "y": 1.0}, 0.7, every_word=["y"], every_word_weight=1.0)
-    assert [f.key for f in fused] == ["y", "x"]
+def test_the_shipped_weights_favour_what_makes_a_match() -> None:
+    model = default_model()
+    w = dict(zip(model.names, model.weights, strict=True))
+    assert w["dense"] > 0 and w["bm25"] > 0 and w["cosine"] > 0 and w["title_overlap"] > 0
+    assert w["other_language"] < 0 and w["foreign_dense"] < 0  # the model reads English
+    assert {"helpvault-dev", "locomo-dev", "conversations-dev"} <= set(model.trained_on)
+    strong = features(evidence(cosine=0.7, bm25=10.0, coverage=1.0, every_word=True, title_overlap=0.8), ENGLISH)
+    vague = Question(foreign=False, best_cosine=0.12, best_bm25=0.0, low_bm25=0.0, dense_span=0.3)
+    nothing = features(evidence(cosine=0.12), vague)
+    assert model.relevance(strong) > 0.9 > RecallConfig().relevance_floor > model.relevance(nothing)
+    parts = dict(model.contributions(strong))
+    assert parts["dense"] == pytest.approx(w["dense"]) and "alias" not in parts  # zeros left out
 
 
-def test_fuse_rejects_a_weight_outside_the_unit_interval() -> None:
-    with pytest.raises(ValueError, match="dense_weight"):
-        fuse({}, {}, 1.5)
+def test_weights_for_other_features_are_refused(tmp_path: Path) -> None:
+    data = default_model().to_json()
+    assert FusionModel.from_json(data) == default_model()
+    with pytest.raises(ValueError, match="fitted for other features"):
+        FusionModel.from_json({**data, "features": ["dense"], "weights": [1.0]})
+    with pytest.raises(ValueError, match="malformed"):
+        FusionModel.from_json({"features": list(FEATURES)})
+    bad = tmp_path / "w.json"
+    bad.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(ValueError, match="not a JSON object"):
+        FusionModel.read(bad)
 
 
-def test_fts_query_quotes_words_and_drops_stopwords() -> None:
-    assert fts_query('what did we say about "Chamonix" OR NEAR(x)?') == '"chamonix" OR "near" OR "x"'
-    assert fts_query("what was it") == '"what" OR "was" OR "it"'
-    assert fts_query("   ") == ""
+def _questions(rng: random.Random, source: str, n: int, answerable: bool = True) -> list[Judged]:
+    out = []
+    dense = FEATURES.index("dense")
+    cosine = FEATURES.index("cosine")
+    for _ in range(n):
+        vectors, answers = [], []
+        for i in range(12):
+            answer = answerable and i == 0
+            v = [0.0] * len(FEATURES)
+            v[dense] = rng.uniform(0.6, 1.0) if answer else rng.uniform(0.0, 0.7)
+            v[cosine] = rng.uniform(0.5, 0.8) if answerable else rng.uniform(0.0, 0.2)
+            vectors.append(tuple(v))
+            answers.append(answer)
+        out.append(Judged(source, tuple(vectors), tuple(answers)))
+    return out
 
 
-def test_fuse_adds_the_every_word_bonus_to_the_notes_holding_every_word() -> None:
-    dense = {"a": 0.9, "b": 0.5}
-    lexical = {"a": 10.0, "b": 4.0, "c": 5.0}
-    plain = {f.key: f for f in fuse(dense, lexical, 0.5)}
-    boosted = {f.key: f for f in fuse(dense, lexical, 0.5, every_word=["c", "z"], every_word_weight=0.8)}
-    assert boosted["c"].score == pytest.approx(plain["c"].score + 0.8) and boosted["c"].words == 0.8
-    assert boosted["a"].score == pytest.approx(plain["a"].score) and boosted["a"].words == 0.0
-    # A note holding every word but outside both candidate lists still gets in.
-    assert boosted["z"].score == pytest.approx(0.8) and boosted["z"].lexical == 0.0
-    assert fuse(dense, lexical, 0.5, every_word=["c"], every_word_weight=1.0)[0].key == "c"
+def test_fitting_learns_to_rank_and_what_no_match_looks_like() -> None:
+    rng = random.Random(5)
+    model = fit(_questions(rng, "a", 60) + _questions(rng, "none", 40, answerable=False))
+    w = dict(zip(model.names, model.weights, strict=True))
+    assert w["dense"] > 1.0 and w["cosine"] > 0.0
+    held_out = _questions(random.Random(9), "a", 30)
+    assert ranking_scores(model, held_out)["a"] > 0.8
+    best_unanswerable = [max(model.relevance(v) for v in q.vectors) for q in _questions(rng, "none", 20, False)]
+    best_answerable = [max(model.relevance(v) for v in q.vectors) for q in held_out]
+    assert sum(best_unanswerable) / 20 < sum(best_answerable) / 30
+    assert json.loads(json.dumps(model.to_json()))["trained_on"] == ["a", "none"]
+    with pytest.raises(ValueError, match="no question has both"):
+        fit(_questions(rng, "none", 5, answerable=False))
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("how do I embed an image in a note?", "en"),
+        ("canvas export png", "en"),
+        ("Wie kann ich eine Tabelle in einer Notiz erstellen?", "de"),
+        ("Comment insérer la date du jour dans une note ?", "fr"),
+        ("¿Cómo abro un enlace en una pestaña nueva?", "es"),
+        ("LinuxにObsidianを入れる方法", "ja"),
+        ("买了 Obsidian Sync 不想用了，可以退款吗？", "zh"),
+        ("Как вернуть предыдущую версию заметки?", "cyrillic"),
+        ("desactivar actualizaciones automáticas", "latin"),
+        ("", "en"),
+    ],
+)
+def test_a_text_s_language_is_guessed_from_its_script_and_common_words(text: str, language: str) -> None:
+    assert language_of(text) == language
+    assert foreign(text) == (language != "en")

@@ -7,12 +7,15 @@ The clock is frozen with `as_of`; sessions are written as an agent writes them: 
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from companion.recall.engine import Recall
+from companion.config import RecallConfig
+from companion.recall.engine import Recall, log_odds, relative_odds
+from companion.recall.fusion import default_model
 from companion.recall.results import RecalledContext
 from companion.recall.scope import Scope
 from companion.retention import RetentionPolicy
@@ -124,11 +127,40 @@ def test_every_score_is_explained_and_adds_up(indexed: Workspace) -> None:
     for item in context.results:
         e = item.explanation
         assert e is not None
-        assert e.final == pytest.approx((e.relevance + e.words + e.graph + e.date) * e.decay.value)
+        assert e.raw is not None
+        assert e.final == pytest.approx(e.raw * e.decay.value)
         assert item.score == pytest.approx(e.final)
-        assert e.relevance == pytest.approx(e.dense_weight * e.dense_norm + (1 - e.dense_weight) * e.lexical_norm)
+        # The decay multiplies the squared odds of the relevance (the graph and date boosts in log-odds) against
+        # the best candidate's.
+        assert 0 < e.raw <= 1
+    raws = [i.explanation.raw for i in context.results if i.explanation is not None]
+    assert max(raws) == pytest.approx(1.0)
+    best = next(i.explanation for i in context.results if i.explanation and i.explanation.raw == max(raws))
+    top = log_odds(math.log(best.relevance / (1 - best.relevance)), best.graph + best.date)
+    for item in context.results:
+        e = item.explanation
+        assert e is not None and e.raw is not None
+        mine = log_odds(math.log(e.relevance / (1 - e.relevance)), e.graph + e.date)
+        assert e.raw == pytest.approx(relative_odds(mine, top))
+        # The learned fusion: the relevance is the logistic of its features' contributions (none when every
+        # feature is 0, as for a note the date alone brought in).
+        assert e.words == 0
+        z = default_model().bias + sum(value for _, value in e.fusion)
+        assert e.relevance == pytest.approx(1 / (1 + math.exp(-z)))
     scores = [i.score for i in context.results]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_the_weighted_sum_is_explained_and_adds_up(indexed: Workspace) -> None:
+    recall = engine(indexed)
+    recall.settings = RecallConfig(fusion="weighted")
+    context = recall.recall("chalet Chamonix February", as_of=NOW)
+    assert context.results
+    for item in context.results:
+        e = item.explanation
+        assert e is not None and not e.fusion
+        assert e.final == pytest.approx((e.relevance + e.words + e.graph + e.date) * e.decay.value)
+        assert e.relevance == pytest.approx(e.dense_weight * e.dense_norm + (1 - e.dense_weight) * e.lexical_norm)
 
 
 def test_confidence_lifts_a_never_accessed_memory_note(indexed: Workspace) -> None:
@@ -355,7 +387,15 @@ def test_a_known_item_search_finds_the_note_holding_every_word(tmp_path: Path) -
         assert ws.searcher().search(dated, 3, every_word_query=query)[0].path == "Notes/target.md"
         item = next(i for i in ws.recall().recall(query, as_of=NOW).results if i.path == "Notes/target.md")
         assert item.explanation is not None
+        assert "words +1.000 (holds every word of the question)" not in item.explanation.lines()
+        weighted = ws.recall()
+        weighted.settings = RecallConfig(fusion="weighted")
+        item = next(i for i in weighted.recall(query, as_of=NOW).results if i.path == "Notes/target.md")
+        assert item.explanation is not None
         assert "words +1.000 (holds every word of the question)" in item.explanation.lines()
+        # The learned fusion weighs holding every word among its features.
+        learned = next(i for i in ws.recall().recall(query, as_of=NOW).results if i.path == "Notes/target.md")
+        assert learned.explanation is not None and dict(learned.explanation.fusion)["every_word"] > 0
     finally:
         ws.close()
 
@@ -370,6 +410,7 @@ def test_the_dense_share_follows_how_much_of_the_question_one_note_holds(tmp_pat
     try:
         ws.indexer().sync()
         recall = ws.recall()
+        recall.settings = RecallConfig(fusion="weighted")
         # One note holds every word: lexical evidence is strong, BM25 gets the larger share.
         held = recall.recall("boiler pressure gauge", k=3).results[0]
         assert held.path == "Notes/boiler.md"

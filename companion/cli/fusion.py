@@ -1,0 +1,113 @@
+"""`companion fusion show | train`: the learned fusion's weights, and fitting them anew from evaluation sets.
+
+`companion eval QUESTIONS --features OUT.jsonl` writes what training reads: each question's candidates with their
+features and whether each answers it. Each file is one evaluation set (its name is the file's stem), and each set
+weighs the same in the fit. Questions kept for judging the result must never be among the files trained on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from companion.atomic import write_atomic
+from companion.cli.output import print_json
+from companion.errors import ConfigError
+from companion.recall.fusion import FEATURES, FusionModel, default_model
+from companion.recall.fusion_fit import Judged, fit, ranking_scores
+
+
+def register(sub: Any) -> None:
+    """Add the `fusion` subcommand."""
+    p = sub.add_parser("fusion", help="show the learned fusion's weights, or fit them anew from evaluation sets")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+    show = verbs.add_parser("show", help="the weights recall uses (the shipped ones, or --weights FILE)")
+    show.add_argument("--weights", metavar="FILE", help="a weights file to show instead of the shipped one")
+    show.add_argument("--json", action="store_true", help="print one JSON object")
+    show.set_defaults(run=run_show)
+    train = verbs.add_parser(
+        "train", help="fit the weights from `companion eval --features` files (one file per evaluation set)"
+    )
+    train.add_argument("features", nargs="+", metavar="FEATURES.jsonl", help="files written by eval --features")
+    train.add_argument(
+        "--out",
+        metavar="FILE",
+        required=True,
+        help="where to write the weights (point the config's recall.fusion_weights at it to use them)",
+    )
+    train.add_argument("--json", action="store_true", help="print one JSON object")
+    train.set_defaults(run=run_train)
+
+
+def run_show(args: argparse.Namespace) -> int:
+    """Print the weights, largest first."""
+    model = _read(Path(args.weights)) if args.weights else default_model()
+    if args.json:
+        print_json(model.to_json())
+        return 0
+    print(f"learned fusion, fitted on {', '.join(model.trained_on) or 'nothing'}")
+    for name, weight in sorted(zip(model.names, model.weights, strict=True), key=lambda p: -abs(p[1])):
+        print(f"  {name:<16}{weight:+8.3f}")
+    print(f"  {'bias':<16}{model.bias:+8.3f}")
+    return 0
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """Fit, write atomically, and say how often each set's best candidate is an answer."""
+    questions = [q for name in args.features for q in load_features(Path(name))]
+    try:
+        model = fit(questions)
+    except ValueError as exc:
+        raise ConfigError(f"nothing to learn from: {exc}") from exc
+    out = Path(args.out)
+    _write_atomically(out, json.dumps(model.to_json(), indent=2) + "\n")
+    first = ranking_scores(model, questions)
+    if args.json:
+        print_json({"weights": model.to_json(), "first_is_an_answer": first, "out": str(out)})
+        return 0
+    print(f"fitted on {len(questions)} questions; weights written to {out}")
+    for source, share in sorted(first.items()):
+        print(f"  {source}: an answer first for {share:.3f} of its answerable questions")
+    return 0
+
+
+def load_features(path: Path) -> list[Judged]:
+    """Read one `eval --features` file as training questions named after the file; a ConfigError names a bad
+    line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the features ({exc})") from exc
+    out: list[Judged] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            candidates = data["candidates"]
+            vectors = tuple(tuple(float(x) for x in c["features"]) for c in candidates)
+            answers = tuple(bool(c["answer"]) for c in candidates)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(f"{path}:{number}: not a line of `companion eval --features` ({exc})") from exc
+        if any(len(v) != len(FEATURES) for v in vectors):
+            raise ConfigError(f"{path}:{number}: the features are not this version's; write them again")
+        out.append(Judged(path.stem, vectors, answers))
+    if not out:
+        raise ConfigError(f"{path}: no questions")
+    return out
+
+
+def _read(path: Path) -> FusionModel:
+    try:
+        return FusionModel.read(path)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    try:
+        write_atomic(path.resolve(), text.encode("utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write the weights ({exc.strerror or exc})") from exc

@@ -1,0 +1,215 @@
+"""Learned fusion: a note's relevance to a question as the probability a logistic model gives its features.
+
+Hand-set weights fitted to one kind of vault did not carry over to others (long chat logs against a knowledge vault
+in 35 languages): which side to trust depends on the question (a paraphrase, exact words, a rare name, a title, a
+language the embedding model does not read). The model sees what decides it: the dense and BM25 evidence, how
+much of the question a note holds, whether it is the note's title or alias, and whether the question is in a
+language the model reads. Its weights live beside this module (`fusion.json`) and `companion fusion train`
+fits them anew from evaluation sets.
+
+The output is a probability, so one threshold (the relevance floor) means the same in every vault: below it a note
+is not a match.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+FEATURES: tuple[str, ...] = (
+    "dense",
+    "cosine",
+    "dense_missing",
+    "bm25",
+    "bm25_ratio",
+    "coverage",
+    "every_word",
+    "title",
+    "alias",
+    "title_overlap",
+    "foreign_dense",
+    "foreign_bm25",
+    "weak_dense",
+    "other_language",
+)
+"""The features of one (question, note) pair, in the model's order:
+
+- `dense`: the note's best chunk's cosine scaled against the best candidate's (1 best, 0 at `dense_span` below);
+- `cosine`: that cosine itself (0 when no chunk of the note was among the nearest);
+- `dense_missing`: 1 when no chunk of the note was among the nearest;
+- `bm25`: BM25 min-max scaled over the candidates; `bm25_ratio`: BM25 over the best BM25;
+- `coverage`: the share of the question's words (weighted by idf) the note holds; `every_word`: it holds them all;
+- `title`, `alias`: the question is the note's title, or one of its aliases;
+- `title_overlap`: how far the title's words and the question's coincide (Dice);
+- `foreign_dense`, `foreign_bm25`: `dense` and `bm25` when the question is in a language other than the embedding
+  model's (0 otherwise), so each side's weight can differ there;
+- `weak_dense`: `dense` times how far the best cosine of the question falls short of a clear match, so a question
+  whose nearest chunk is far from all of them leans less on the embeddings;
+- `other_language`: the note is written in another language than the question (a translation of the answer).
+"""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the index found of one note for one question, before fusion."""
+
+    cosine: float | None
+    """Best chunk's cosine similarity, None when none of its chunks was among the nearest."""
+    bm25: float | None
+    """BM25 of the whole note (higher is better), None when it did not match."""
+    coverage: float
+    """Share of the question's words (idf-weighted) the note holds."""
+    every_word: bool
+    """The note holds every word of a question of two words or more."""
+    title: bool
+    """The question is the note's title."""
+    alias: bool
+    """The question is one of the note's aliases."""
+    title_overlap: float
+    """Dice overlap of the title's words and the question's."""
+    other_language: bool = False
+    """The note is written in another language than the question."""
+
+
+@dataclass(frozen=True)
+class Question:
+    """What is known of the question as a whole."""
+
+    foreign: bool
+    """Written in a language other than the embedding model's."""
+    best_cosine: float
+    """The best cosine over the candidates (0 when the dense side is absent)."""
+    best_bm25: float
+    """The best BM25 over the candidates (0 when none matched)."""
+    low_bm25: float
+    """The lowest BM25 over the candidates that matched."""
+    dense_span: float
+    """Cosine below the best one at which `dense` reaches 0."""
+
+
+CLEAR_COSINE = 0.6
+"""A best cosine at or above this is a clear match for the default model; `weak_dense` grows below it."""
+
+
+def features(e: Evidence, q: Question) -> tuple[float, ...]:
+    """The feature vector of one note for one question, in `FEATURES` order."""
+    if e.cosine is None:
+        dense, cosine, missing = 0.0, 0.0, 1.0
+    else:
+        dense = max(0.0, 1.0 - (q.best_cosine - e.cosine) / q.dense_span) if q.dense_span > 0 else 1.0
+        cosine, missing = e.cosine, 0.0
+    if e.bm25 is None or q.best_bm25 <= 0:
+        bm25 = ratio = 0.0
+    else:
+        spread = q.best_bm25 - q.low_bm25
+        bm25 = 1.0 if spread < 1e-12 else (e.bm25 - q.low_bm25) / spread
+        ratio = e.bm25 / q.best_bm25
+    foreign = 1.0 if q.foreign else 0.0
+    weak = max(0.0, CLEAR_COSINE - q.best_cosine)
+    return (
+        dense,
+        cosine,
+        missing,
+        bm25,
+        ratio,
+        e.coverage,
+        1.0 if e.every_word else 0.0,
+        1.0 if e.title else 0.0,
+        1.0 if e.alias else 0.0,
+        e.title_overlap,
+        foreign * dense,
+        foreign * bm25,
+        weak * dense,
+        1.0 if e.other_language else 0.0,
+    )
+
+
+_TITLE, _ALIAS, _OTHER_LANGUAGE = FEATURES.index("title"), FEATURES.index("alias"), FEATURES.index("other_language")
+
+
+def name_rank(vector: Sequence[float]) -> int:
+    """How strongly the question names the note (0 when it is neither its title nor an alias): among translations
+    sharing a name, the one in the question's language comes first, then a title before an alias."""
+    if not (vector[_TITLE] or vector[_ALIAS]):
+        return 0
+    return 1 + (0 if vector[_OTHER_LANGUAGE] else 2) + (1 if vector[_TITLE] else 0)
+
+
+@dataclass(frozen=True)
+class FusionModel:
+    """A logistic model over `FEATURES`: `relevance = 1 / (1 + exp(-(bias + sum(weight * feature))))`."""
+
+    names: tuple[str, ...]
+    """The feature names the weights belong to (must be `FEATURES`)."""
+    weights: tuple[float, ...]
+    """One weight per feature."""
+    bias: float
+    """The intercept."""
+    trained_on: tuple[str, ...] = ()
+    """The evaluation sets it was fitted on (names only, for `companion fusion show`)."""
+
+    def __post_init__(self) -> None:
+        if self.names != FEATURES:
+            raise ValueError(
+                "the fusion weights were fitted for other features; `companion fusion train` fits them anew"
+            )
+        if len(self.weights) != len(self.names):
+            raise ValueError("the fusion weights must hold one weight per feature")
+
+    def logit(self, vector: Sequence[float]) -> float:
+        """The model's log-odds for one feature vector."""
+        return self.bias + sum(w * x for w, x in zip(self.weights, vector, strict=True))
+
+    def relevance(self, vector: Sequence[float]) -> float:
+        """The probability that the note is a match, in (0, 1)."""
+        z = self.logit(vector)
+        return 1.0 / (1.0 + math.exp(-z)) if z > -60 else 0.0
+
+    def contributions(self, vector: Sequence[float]) -> list[tuple[str, float]]:
+        """Each feature's share of the log-odds (weight x value), largest first, zeros left out."""
+        parts = [(n, w * x) for n, w, x in zip(self.names, self.weights, vector, strict=True) if w * x != 0.0]
+        return sorted(parts, key=lambda p: -abs(p[1]))
+
+    def to_json(self) -> dict[str, object]:
+        """The model as JSON (what `fusion.json` holds)."""
+        return {
+            "features": list(self.names),
+            "weights": [round(w, 6) for w in self.weights],
+            "bias": round(self.bias, 6),
+            "trained_on": list(self.trained_on),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> FusionModel:
+        """Read a model written by `to_json`; a ValueError names what is wrong."""
+        try:
+            names = tuple(str(n) for n in data["features"])  # type: ignore[attr-defined]
+            weights = tuple(float(w) for w in data["weights"])  # type: ignore[attr-defined]
+            bias = float(data["bias"])  # type: ignore[arg-type]
+            trained = tuple(str(t) for t in data.get("trained_on", ()))  # type: ignore[attr-defined]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"the fusion weights are malformed ({exc})") from exc
+        return cls(names, weights, bias, trained)
+
+    @classmethod
+    def read(cls, path: Path) -> FusionModel:
+        """Read a model from a JSON file."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"cannot read the fusion weights in {path.name}: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ValueError(f"the fusion weights in {path.name} are not a JSON object")
+        return cls.from_json(data)
+
+
+@cache
+def default_model() -> FusionModel:
+    """The weights shipped with the package (`fusion.json`)."""
+    text = resources.files("companion.recall").joinpath("fusion.json").read_text(encoding="utf-8")
+    return FusionModel.from_json(json.loads(text))

@@ -1,0 +1,94 @@
+"""A text's language, as far as recall needs it: is a question in a language the embedding model reads, and is a
+note in the question's language?
+
+The default model was trained on English text; in other languages its similarities are noise, so its vote must
+shrink there. Scripts tell most languages apart (kana marks Japanese among texts in Chinese characters); among
+languages written in Latin letters, their commonest short words do. A text of three words may hold none, and is
+then taken as English, the model's own.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("latin", re.compile(r"[A-Za-z\u00c0-\u024f\u1e00-\u1eff]")),
+    ("ja", re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")),  # kana
+    ("zh", re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")),  # Chinese characters (Japanese too)
+    ("ko", re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")),
+    ("cyrillic", re.compile(r"[\u0400-\u04ff]")),
+    ("greek", re.compile(r"[\u0370-\u03ff]")),
+    ("arabic", re.compile(r"[\u0600-\u06ff\u0750-\u077f]")),
+    ("hebrew", re.compile(r"[\u0590-\u05ff]")),
+    ("indic", re.compile(r"[\u0900-\u0dff]")),
+    ("thai", re.compile(r"[\u0e00-\u0eff]")),
+)
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# The commonest short words of the most used languages written in Latin letters besides English.
+_LATIN_COMMON: dict[str, frozenset[str]] = {
+    "de": _words(
+        "aber auch auf bei das dein deine dem den der des die du ein eine einem einen einer es für gibt habe "
+        "hat ich im ins ist kann kein keine mein meine meinen mit nach nicht oder sich sie und von warum was "
+        "welche welcher wenn werden wie wir wird wo zu zum zur über"
+    ),
+    "fr": _words(
+        "au aux avec ce ces cette comment dans de des du elle est et faire il ils je la le les ma mes mon nous "
+        "ou où pas peut pour pourquoi puis que quel quelle quels qui sa ses son sur tu un une vous"
+    ),
+    "es": _words(
+        "al como con cuál cómo del donde dónde el en es esta este estos hacer la las le les lo los mi mis no "
+        "para por puede puedo que qué se su sus tu un una unas unos y yo"
+    ),
+    "it": _words(
+        "che come con cosa da del della di dove e gli il io la le lo mia mio nel nella non per perché posso può "
+        "quale questa questo un una è"
+    ),
+    "pt": _words(
+        "a as com como da das de do dos e em esta este eu fazer isso meu minha na no não o onde os para pode "
+        "por posso qual que seu sua um uma é"
+    ),
+    "nl": _words(
+        "bij dat de een en het hoe ik is je kan met mijn naar niet om ook op te van voor waar waarom welke wij zij"
+    ),
+}
+_ENGLISH_COMMON = _words(
+    "a an and are as at be by can do does for from how i in is it my not of on or that the this to we what "
+    "where which why with you your"
+)
+
+
+def language_of(text: str) -> str:
+    """A guess at a text's language: `en`, `de`, `fr`, `es`, `it`, `pt`, `nl`, `latin` (another language in Latin
+    letters), `ja`, `zh`, `ko`, or a script's name (`cyrillic`, `arabic`, `greek`, `hebrew`, `indic`, `thai`)."""
+    counts = {name: len(pattern.findall(text)) for name, pattern in _SCRIPTS}
+    letters = sum(counts.values())
+    if not letters:
+        return "en"
+    if counts["ja"]:
+        counts["ja"] += counts["zh"]  # Japanese writes with Chinese characters and kana
+        counts["zh"] = 0
+    script, count = max(((n, c) for n, c in counts.items() if n != "latin"), key=lambda kv: kv[1])
+    # A product name in Latin letters inside a Japanese question leaves it Japanese.
+    if count and count * 4 >= letters:
+        return script
+    words = [w.casefold() for w in _WORD.findall(text)]
+    english = sum(w in _ENGLISH_COMMON for w in words)
+    best, hits = "en", english
+    for code, common in _LATIN_COMMON.items():
+        found = sum(w in common for w in words)
+        if found > hits:
+            best, hits = code, found
+    if best == "en" and english == 0 and any(not ch.isascii() for ch in text if ch.isalpha()):
+        return "latin"  # accented letters and no English word: some other language
+    return best
+
+
+def foreign(text: str) -> bool:
+    """Whether a question is in a language other than English (so an English-only model should not vote)."""
+    return language_of(text) != "en"

@@ -1,0 +1,98 @@
+"""Recall with the real model, through the real CLI: exact titles and aliases first, translations sorted by the
+question's language, "no good match" for what a vault does not hold, and use that does not push the named note down.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers.files import KEPANO, write
+
+pytestmark = pytest.mark.model
+
+
+def _run(*args: str) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-m", "companion", *args, "--json"], capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    data: dict[str, Any] = json.loads(out.stdout.splitlines()[-1])
+    return data
+
+
+def _recall(vault: Path, data: Path, query: str, *extra: str) -> dict[str, Any]:
+    return _run("recall", query, "--vault", str(vault), "--data-dir", str(data), "--no-sync", *extra)
+
+
+@pytest.mark.skipif(not KEPANO.exists(), reason="shared kepano vault not present")
+def test_kepano_names_kevin_kelly_first_and_says_when_nothing_matches(tmp_path: Path) -> None:
+    vault, data = tmp_path / "kepano", tmp_path / "data"
+    shutil.copytree(KEPANO, vault)
+    for path in vault.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    _run("index", "--vault", str(vault), "--data-dir", str(data))
+
+    named = _recall(vault, data, "Kevin Kelly")
+    assert named["results"][0]["path"] == "References/Kevin Kelly.md"
+    assert not named["no_good_match"]
+    assert "References/Well Made 145 Kevin Kelly.md" in [r["path"] for r in named["results"]]
+
+    for query in ("quantum chromodynamics", "when is my dentist appointment"):
+        nothing = _recall(vault, data, query)
+        assert nothing["no_good_match"], query
+        assert 1 <= len(nothing["results"]) <= 3 and not any(r["match"] for r in nothing["results"])
+
+    # Use: other questions whose results were put in an agent's context, some of them naming the other note.
+    for query in ("Well Made 145", "books about technology and the future", "Out of Control"):
+        _recall(vault, data, query, "--record")
+    after = _recall(vault, data, "Kevin Kelly")
+    assert after["results"][0]["path"] == "References/Kevin Kelly.md"
+
+
+def test_translations_sharing_a_name_come_in_the_question_s_language_title_first(tmp_path: Path) -> None:
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    write(
+        vault,
+        "ro/Recuperarea fișierelor.md",
+        "---\naliases: [File recovery]\n---\nRecuperarea fișierelor păstrează instantanee ale notelor tale, "
+        "ca să poți reveni la o versiune mai veche a unei note după ce ai șters ceva din greșeală.\n",
+    )
+    write(
+        vault,
+        "de/Dateiwiederherstellung.md",
+        "---\naliases: [File recovery, Hotkeys backup]\n---\nDie Dateiwiederherstellung speichert Schnappschüsse "
+        "deiner Notizen, damit du eine ältere Version wiederherstellen kannst, wenn du etwas gelöscht hast.\n",
+    )
+    write(
+        vault,
+        "en/File recovery.md",
+        "File recovery keeps snapshots of your notes, so you can go back to an older version of a note after "
+        "deleting something by mistake.\n",
+    )
+    write(
+        vault,
+        "fr/Raccourcis clavier.md",
+        "---\naliases: [Hotkeys]\n---\nLes raccourcis clavier vous permettent de lancer une commande sans la "
+        "souris ; vous pouvez les modifier dans les paramètres de l'application.\n",
+    )
+    write(
+        vault,
+        "en/Keyboard shortcuts.md",
+        "---\naliases: [Hotkeys]\n---\nKeyboard shortcuts let you run a command without the mouse; you can change "
+        "them in the settings of the app.\n",
+    )
+    write(vault, "en/Snapshots explained.md", "How file recovery snapshots are taken every five minutes.\n")
+    _run("index", "--vault", str(vault), "--data-dir", str(data))
+
+    recovery = [r["path"] for r in _recall(vault, data, "File recovery")["results"]]
+    assert recovery[0] == "en/File recovery.md"  # the title, in the question's language
+    assert set(recovery[1:3]) == {"ro/Recuperarea fișierelor.md", "de/Dateiwiederherstellung.md"}
+    hotkeys = [r["path"] for r in _recall(vault, data, "Hotkeys")["results"]]
+    assert hotkeys[:2] == ["en/Keyboard shortcuts.md", "fr/Raccourcis clavier.md"]
