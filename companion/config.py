@@ -95,10 +95,11 @@ class RecallConfig:
     (see `fusion_weights`), or `weighted`, the hand-set weighted sum below (`dense_weight`, `lexical_trust`,
     `every_word_weight`...), which the learned model does not read."""
     fusion_weights: str = ""
-    """A JSON file of learned fusion weights (`companion fusion train` writes one); empty uses those shipped with the
-    companion."""
+    """A JSON file of learned fusion weights (`companion fusion train` writes one), relative to the vault unless
+    absolute; empty uses those shipped with the companion."""
     relevance_floor: float = 0.4
-    """With the learned fusion, the relevance (a probability of being an answer) below which a note is not a match:
+    """With the learned fusion, the relevance (a probability of being an answer, with the graph and date boosts)
+    below which a note is not a match (the weighted sum holds its relevance to 0.1 instead):
     recall shows such notes only as the closest ones when nothing is above it, never counts them as used, and never
     puts them in an agent's context."""
     dense_weight: float = 0.75

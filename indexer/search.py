@@ -58,14 +58,9 @@ _COMMON_SHARE = 0.1  # "common": held by more than this share of the notes
 _MOST_TERMS = 5  # in a large vault, the lexical query keeps at most this many of its rarest words
 
 
-def _aliases(record: NoteRecord) -> set[str]:
-    """A note's `aliases`, case folded."""
-    if '"aliases"' not in record.fields_json:
-        return set()
-    found = record.frontmatter.get("aliases")
-    if isinstance(found, str):
-        return {found.casefold()}
-    return {str(a).casefold() for a in found} if isinstance(found, list) else set()
+def _name_key(text: str) -> str:
+    """A question as a note name: trailing question marks, quotes and spaces aside, case folded."""
+    return text.strip().strip("?!.\"'“”«»「」 ").casefold()
 
 
 def info_from_record(record: NoteRecord) -> NoteInfo:
@@ -160,6 +155,10 @@ class Searcher:
         relevance (not in a dense-only ranking, `dense_weight` 1): the words a user typed on purpose find the note
         that has them all, which a sum of normalised scores can bury under near paraphrases. `every_word_query`
         names those words when they are not the whole query (recall leaves out a date the question names).
+
+        With `model`, the learned fusion ranks instead (the weighted knobs above are then not read; the dense share
+        is still reported), a note the question names by its title or an alias first; not when the meaning side is
+        unavailable, as the model was fitted with it.
         """
         scope = self._simplified(scope)
         dense: dict[str, float] = {}
@@ -184,11 +183,16 @@ class Searcher:
         terms = self._lexical_terms(query)
         match = fts_query(terms)
         lexical = dict(self.manifest.lexical(match, candidates, scope)) if match else {}
+        learning = (model is not None and dense_weight < 1.0 and self.dense_unavailable is None) or (
+            self.capture is not None
+        )
+        if self.dense_unavailable is not None:
+            model = None  # trained with the meaning side present: words alone fall back to the weighted sum
         every: list[str] = []
-        if every_word_weight > 0 and dense_weight < 1.0 and lexical:
+        if (every_word_weight > 0 or learning) and dense_weight < 1.0 and lexical:
             wanted = terms if every_word_query is None else self._lexical_terms(every_word_query)
             every = self._holding_every_word(wanted, candidates, scope)
-        if every_word_weight > 0 and dense_weight < 1.0 and 0 < len(query) <= 200:
+        if (every_word_weight > 0 or learning) and dense_weight < 1.0 and 0 < len(query) <= 200:
             # A question that is a note's exact title or alias names that note, in any language: it holds every
             # word of the question in the strongest way, whatever the stemmer or the embeddings make of them.
             every += [p for p in self._named(every_word_query or query, scope) if p not in every]
@@ -208,13 +212,13 @@ class Searcher:
             every_word_weight=every_word_weight,
         )
         learned: dict[str, tuple[float, ...]] = {}
-        if model is not None or self.capture is not None:
+        if learning:
             records = self.manifest.notes_by_path([f.key for f in ranked])
             learned = self._features(every_word_query or query, terms, dense, lexical, every, records, dense_span)
             if self.capture is not None:
                 self.capture.append((query, dict(learned)))
         named: dict[str, int] = {}
-        if model is not None and learned and dense_weight < 1.0:
+        if model is not None and learned and dense_weight < 1.0:  # dense_weight 1: the embeddings alone
             ranked = [replace(f, score=model.relevance(learned[f.key]), words=0.0) for f in ranked if f.key in learned]
             named = {p: name_rank(v) for p, v in learned.items() if name_rank(v)}
             # An exact title or alias names the note: first, whatever the rest of the evidence says.
@@ -335,7 +339,8 @@ class Searcher:
         idf = {t: math.log(1.0 + (notes - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
         total = sum(idf.values()) or 1.0
         held = self.manifest.holding(terms, list(records)) if terms else {}
-        name = query.strip().strip("?!.\"'“”«»「」").casefold()
+        name = _name_key(query)
+        named = set(self.manifest.named(name)) if name else set()
         words = set(query_terms(query))
         matched = [v for p, v in lexical.items() if p in records]
         asked = language_of(query)
@@ -357,8 +362,8 @@ class Searcher:
                 bm25=lexical.get(path),
                 coverage=sum(idf[t] for t in held.get(path, ())) / total,
                 every_word=path in every_set,
-                title=bool(name) and record.title.casefold() == name,
-                alias=bool(name) and name in _aliases(record),
+                title=bool(name) and record.title.strip().casefold() == name,
+                alias=path in named and record.title.strip().casefold() != name,
                 title_overlap=overlap,
                 other_language=languages.get(path, asked) != asked,
             )
@@ -380,7 +385,7 @@ class Searcher:
 
     def _named(self, name: str, scope: Scope | None) -> list[str]:
         """Notes titled or aliased exactly `name` (trailing question marks and quotes aside), within the scope."""
-        found = self.manifest.named(name.strip().strip("?!.\"'“”«»「」"))
+        found = self.manifest.named(_name_key(name))
         if not found or scope is None:
             return found
         kept = self._paths_in_scope(found, scope)

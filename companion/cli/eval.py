@@ -37,6 +37,8 @@ from companion.workspace import Workspace
 from indexer.search import Searcher, fts_query
 
 MODES = ("hybrid", "bm25", "dense")
+MIN_GROUP = 10
+"""The fewest questions a label group needs before `worse_by_label` judges it."""
 
 
 @dataclass(frozen=True)
@@ -241,11 +243,14 @@ def _use(engine: Recall, used: list[Question], k: int) -> int:
 
 
 def _worse_by_label(judged: dict[str, list[Judged]], modes: list[str]) -> list[dict[str, Any]]:
-    """Label groups where the first ranking is worse than another on a metric by a real (paired) difference."""
+    """Label groups (of `MIN_GROUP` questions or more) where the first ranking is worse than another on a metric
+    by a real (paired) difference."""
     out: list[dict[str, Any]] = []
     first = judged[modes[0]]
     for label in sorted({j.label for j in first}):
         picked = [i for i, j in enumerate(first) if j.label == label]
+        if len(picked) < MIN_GROUP:
+            continue  # a bootstrap of a handful of questions calls any difference real
         for other in modes[1:]:
             for metric in PAIRED_METRICS:
                 p = paired([first[i] for i in picked], [judged[other][i] for i in picked], metric)

@@ -93,7 +93,7 @@ def load_features(path: Path) -> list[Judged]:
             raise ConfigError(f"{path}:{number}: not a line of `companion eval --features` ({exc})") from exc
         if any(len(v) != len(FEATURES) for v in vectors):
             raise ConfigError(f"{path}:{number}: the features are not this version's; write them again")
-        out.append(Judged(path.stem, vectors, answers))
+        out.append(Judged(path.stem, vectors, answers, data.get("label") != "unanswerable"))
     if not out:
         raise ConfigError(f"{path}: no questions")
     return out

@@ -32,7 +32,11 @@ def register(sub: Any) -> None:
     p.add_argument("--until", help="last day of the note's date")
     p.add_argument("--path", help="a glob on the vault path")
     p.add_argument("--as-of", help="answer as if at this ISO moment")
-    p.add_argument("--no-record", action="store_true", help="do not count the results as accessed")
+    p.add_argument(
+        "--no-record",
+        action="store_true",
+        help="do not count the notes read or put in a context as used (a search never counts)",
+    )
     p.set_defaults(run=_run(_search))
 
     p = _verb(verbs, "read", "one note whole, with its links and backlinks")

@@ -53,8 +53,8 @@ def build(engine: Recall, recalled: RecalledContext, budget: int, count: TokenCo
             "entity", f"[[{item.title}]] ({item.date[:10] if item.date else item.kind})\n{text}", item.score, item.path
         )
         # Every tier's matches, not only warm ones: a hot session that answers the message must survive even
-        # when the raw turns are trimmed. Temporal items are listed under recent sessions already (seed 002: never
-        # repeated); a note below the relevance floor is noise.
+        # when the raw turns are trimmed. Temporal items are listed under recent sessions already (never repeated);
+        # a note below the relevance floor is noise.
         for item in used_items(engine, recalled)
         if (text := engine.passage(item))
     ]

@@ -26,7 +26,7 @@ from companion.recall.access import AccessLog
 from companion.recall.candidates import Hit, NoteIndex, NoteInfo
 from companion.recall.dates import DateRange, find_date_range
 from companion.recall.decay import AccessStats, decay
-from companion.recall.fusion import FusionModel, default_model
+from companion.recall.fusion import NO_EVIDENCE, FusionModel, default_model
 from companion.recall.results import Explanation, Located, RecalledContext, RecallItem, Tier
 from companion.recall.scope import Scope
 from companion.recall.sessionrefs import SessionRef, collect_sessions, ref_in_scope
@@ -59,17 +59,22 @@ class Recall:
         self.policy = policy
         self.settings = settings or RecallConfig()
         self.access = access
-        self._fusion: tuple[tuple[str, str], FusionModel | None] | None = None  # see `fusion`
+        self._fusion: tuple[tuple[str, str, int], FusionModel | None] | None = None  # see `fusion`
         self._built: dict[str, tuple[str, SessionSummary, str]] = {}  # see `collect_sessions`
         self._day_refs: tuple[tuple[object, ...], list[SessionRef]] | None = None  # see `sessions_since`
 
     @property
     def fusion(self) -> FusionModel | None:
         """The learned fusion model the settings name, or None when they ask for the weighted sum (read again
-        when the settings change)."""
-        key = (self.settings.fusion, self.settings.fusion_weights)
+        when the settings or the weights file change)."""
+        path = weights_file(self.settings, self.vault.root)
+        try:
+            stamp = path.stat().st_mtime_ns if path is not None else 0
+        except OSError:
+            stamp = -1  # reading it names the problem
+        key = (self.settings.fusion, str(path), stamp)
         if self._fusion is None or self._fusion[0] != key:
-            self._fusion = (key, fusion_model(self.settings))
+            self._fusion = (key, fusion_model(self.settings, self.vault.root))
         return self._fusion[1]
 
     # -- sessions ------------------------------------------------------------------------------
@@ -200,7 +205,7 @@ class Recall:
             recap=recap,
             date_range=date_range,
             notice=getattr(self.index, "dense_unavailable", None),
-            floor=self.settings.relevance_floor,
+            floor=self.floor(),
         )
 
     def passage(self, item: RecallItem, max_chars: int = 1200) -> str:
@@ -320,11 +325,15 @@ class Recall:
                 if day is not None:
                     dates[path] = settings.date_weight / (1.0 + date_range.distance(day) / 7.0)
         model = self.fusion
-        logits = {
-            path: log_odds(model.logit(hit.features), graph.get(path, 0.0) + dates.get(path, 0.0))
-            for path, hit in hits.items()
-            if model is not None and hit.features
-        }
+        # A note only a link brought in has no evidence of its own, but its boosts count the same way.
+        logits = (
+            {
+                path: log_odds(model.logit(hit.features or NO_EVIDENCE), graph.get(path, 0.0) + dates.get(path, 0.0))
+                for path, hit in hits.items()
+            }
+            if model is not None and any(hit.features for hit in hits.values())
+            else {}
+        )
         best = max(logits.values(), default=0.0)
         items: list[RecallItem] = []
         for path, hit in hits.items():
@@ -332,8 +341,11 @@ class Recall:
             access = stats.get(path, AccessStats())
             factor = decay(access, self.policy, aware, hit.info.confidence, pinned=hit.info.pinned)
             base = hit.score + graph.get(path, 0.0) + date_boost
-            raw = relative_odds(logits[path], best) if path in logits else base
-            final = factor.apply(raw)
+            raw = relative_odds(logits[path], best) if path in logits else None
+            if path in logits:
+                # The floor is held to the relevance with its boosts, on the scale they were added on.
+                base = 1.0 / (1.0 + math.exp(-min(max(logits[path], -60.0), 60.0)))
+            final = factor.apply(base if raw is None else raw)
             items.append(
                 RecallItem(
                     path=path,
@@ -360,6 +372,7 @@ class Recall:
                         words=hit.words,
                         coverage=hit.coverage,
                         raw=raw,
+                        boosted=base if raw is not None else None,
                         named=hit.name_rank,
                         fusion=tuple(self.fusion.contributions(hit.features))
                         if self.fusion is not None and hit.features
@@ -367,9 +380,17 @@ class Recall:
                     ),
                 )
             )
-        # A note the question names by its title or an alias comes first, whatever its use or age.
-        items.sort(key=lambda i: (-hits[i.path].name_rank, -i.score, i.path))
+        # A note the question names by its title or an alias comes first, whatever its use or age; then the
+        # matches, so that a note below the floor never takes a match's place in the first k.
+        floor = self.floor()
+        items.sort(key=lambda i: (-hits[i.path].name_rank, not i.matches(floor), -i.score, i.path))
         return items
+
+    def floor(self) -> float:
+        """The relevance floor in force: the settings' with the learned fusion, `WEIGHTED_FLOOR` with the weighted
+        sum or when the meaning side of the index is unavailable (the model is then not used)."""
+        learned = self.fusion is not None and getattr(self.index, "dense_unavailable", None) is None
+        return self.settings.relevance_floor if learned else WEIGHTED_FLOOR
 
     def _graph_signal(self, hits: Sequence[Hit]) -> tuple[dict[str, float], dict[str, str]]:
         """Boost candidates linked (either way) with one of the strongest candidates."""
@@ -425,6 +446,8 @@ class Recall:
             return summary
 
 
+WEIGHTED_FLOOR = 0.1
+"""The relevance floor of the weighted sum (its relevance is not a probability)."""
 BOOST_LOG_ODDS = 4.0
 """What one unit of the graph or date boost adds to a learned relevance's log-odds."""
 ODDS_POWER = 2.0
@@ -451,15 +474,23 @@ def relative_odds(log_odds: float, best: float) -> float:
     return math.exp(max(ODDS_POWER * (log_odds - best), -60.0))
 
 
-def fusion_model(settings: RecallConfig) -> FusionModel | None:
+def weights_file(settings: RecallConfig, vault_root: Path) -> Path | None:
+    """The weights file the settings name (relative to the vault), or None for the shipped weights."""
+    if not settings.fusion_weights:
+        return None
+    return vault_root / Path(settings.fusion_weights).expanduser()
+
+
+def fusion_model(settings: RecallConfig, vault_root: Path) -> FusionModel | None:
     """The learned fusion the settings name (their `fusion_weights` file, else the shipped weights), or None for the
     weighted sum; a ConfigError names an unreadable weights file."""
     if settings.fusion != "learned":
         return None
-    if not settings.fusion_weights:
+    path = weights_file(settings, vault_root)
+    if path is None:
         return default_model()
     try:
-        return FusionModel.read(Path(settings.fusion_weights).expanduser())
+        return FusionModel.read(path)
     except ValueError as exc:
         raise ConfigError(f"recall.fusion_weights: {exc}") from exc
 

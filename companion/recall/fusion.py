@@ -92,6 +92,10 @@ class Question:
     """Cosine below the best one at which `dense` reaches 0."""
 
 
+DEFAULT_SPAN = 0.3
+"""The span `dense` is scaled over when the settings give none (the weighted sum's min-max has no place here)."""
+NO_EVIDENCE = tuple(1.0 if name == "dense_missing" else 0.0 for name in FEATURES)
+"""The features of a note found by no search, only through a link from a candidate."""
 CLEAR_COSINE = 0.6
 """A best cosine at or above this is a clear match for the default model; `weak_dense` grows below it."""
 
@@ -101,7 +105,8 @@ def features(e: Evidence, q: Question) -> tuple[float, ...]:
     if e.cosine is None:
         dense, cosine, missing = 0.0, 0.0, 1.0
     else:
-        dense = max(0.0, 1.0 - (q.best_cosine - e.cosine) / q.dense_span) if q.dense_span > 0 else 1.0
+        span = q.dense_span if q.dense_span > 0 else DEFAULT_SPAN
+        dense = max(0.0, 1.0 - (q.best_cosine - e.cosine) / span)
         cosine, missing = e.cosine, 0.0
     if e.bm25 is None or q.best_bm25 <= 0:
         bm25 = ratio = 0.0
@@ -160,6 +165,8 @@ class FusionModel:
             )
         if len(self.weights) != len(self.names):
             raise ValueError("the fusion weights must hold one weight per feature")
+        if not all(math.isfinite(w) for w in (*self.weights, self.bias)):
+            raise ValueError("the fusion weights must be finite numbers")
 
     def logit(self, vector: Sequence[float]) -> float:
         """The model's log-odds for one feature vector."""

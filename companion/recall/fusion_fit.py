@@ -27,6 +27,9 @@ class Judged:
     """One vector per candidate, in `FEATURES` order."""
     answers: tuple[bool, ...]
     """Whether each candidate is one of the question's answers (none for a question the vault cannot answer)."""
+    answerable: bool = True
+    """False for a question asked of a vault that cannot answer it. An answerable question whose answer is not
+    among its candidates teaches nothing and is left out (it would look like a question with no answer)."""
 
 
 def fit(questions: Sequence[Judged], *, l2: float = 1e-4, steps: int = 3000, point_share: float = 0.5) -> FusionModel:
@@ -46,7 +49,7 @@ def fit(questions: Sequence[Judged], *, l2: float = 1e-4, steps: int = 3000, poi
     if not ranked:
         raise ValueError("no question has both an answer and another note among its candidates")
     diffs, pair_w = _pairs(ranked)
-    rows, labels, point_w = _points([q for q in questions if q.vectors])
+    rows, labels, point_w = _points([q for q in questions if q.vectors and (any(q.answers) or not q.answerable)])
     coef = np.zeros(len(FEATURES))
     intercept = 0.0
     for _ in range(steps):

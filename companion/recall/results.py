@@ -49,6 +49,9 @@ class Explanation:
     """What holding every word of the question added (the `every_word_weight` setting), else 0."""
     coverage: float = 0.0
     """How much of the question (its words weighted by idf) the best BM25 note holds: what set `dense_weight`."""
+    boosted: float | None = None
+    """With the learned fusion, the relevance with the graph and date boosts (added on its log-odds), as a
+    probability: what the relevance floor is held to. None with the weighted sum."""
     named: int = 0
     """How strongly the question names the note by its title or an alias (0 when it does not): a named note is a
     match, first, whatever its score."""
@@ -61,7 +64,10 @@ class Explanation:
 
     @property
     def base(self) -> float:
-        """The score before the decay: `relevance + words + graph + date` (what the relevance floor is held to)."""
+        """What the relevance floor is held to: `boosted` with the learned fusion, else the score before the decay
+        (`relevance + words + graph + date`)."""
+        if self.boosted is not None:
+            return self.boosted
         return self.relevance + self.words + self.graph + self.date
 
     def lines(self) -> list[str]:

@@ -48,7 +48,6 @@ from widgets.policy_knobs import PolicyKnobs
 from widgets.status_line import StatusLine
 from widgets.warm_pane import WarmPane
 
-"""Staying this long on a highlighted note counts as opening it (an access); passing over it does not."""
 WIDE = 110
 """From this many columns the lists and the note sit side by side; below, one side shows at a time."""
 TALL = 32

@@ -9,7 +9,16 @@ from pathlib import Path
 import pytest
 
 from companion.config import RecallConfig
-from companion.recall.fusion import FEATURES, Evidence, FusionModel, Question, default_model, features, name_rank
+from companion.recall.fusion import (
+    FEATURES,
+    NO_EVIDENCE,
+    Evidence,
+    FusionModel,
+    Question,
+    default_model,
+    features,
+    name_rank,
+)
 from companion.recall.fusion_fit import Judged, fit, ranking_scores
 from companion.recall.language import foreign, language_of
 
@@ -96,7 +105,7 @@ def _questions(rng: random.Random, source: str, n: int, answerable: bool = True)
             v[cosine] = rng.uniform(0.5, 0.8) if answerable else rng.uniform(0.0, 0.2)
             vectors.append(tuple(v))
             answers.append(answer)
-        out.append(Judged(source, tuple(vectors), tuple(answers)))
+        out.append(Judged(source, tuple(vectors), tuple(answers), answerable))
     return out
 
 
@@ -133,3 +142,9 @@ def test_fitting_learns_to_rank_and_what_no_match_looks_like() -> None:
 def test_a_text_s_language_is_guessed_from_its_script_and_common_words(text: str, language: str) -> None:
     assert language_of(text) == language
     assert foreign(text) == (language != "en")
+
+
+def test_a_note_with_no_evidence_has_a_feature_vector_of_the_model_s_size() -> None:
+    nothing = evidence()
+    assert features(nothing, ENGLISH) == NO_EVIDENCE
+    assert default_model().relevance(NO_EVIDENCE) < 0.05
