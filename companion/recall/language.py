@@ -24,6 +24,8 @@ _SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("thai", re.compile(r"[\u0e00-\u0eff]")),
 )
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+_OTHER_THAN_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def _words(text: str) -> frozenset[str]:
@@ -66,10 +68,12 @@ _ENGLISH_COMMON = _words(
 def language_of(text: str) -> str:
     """A guess at a text's language: `en`, `de`, `fr`, `es`, `it`, `pt`, `nl`, `latin` (another language in Latin
     letters), `ja`, `zh`, `ko`, or a script's name (`cyrillic`, `arabic`, `greek`, `hebrew`, `indic`, `thai`)."""
-    counts = {name: len(pattern.findall(text)) for name, pattern in _SCRIPTS}
-    letters = sum(counts.values())
+    letters = len(_LETTER.findall(text))
     if not letters:
         return "en"
+    if len(_OTHER_THAN_ASCII.findall(text)) * 4 < letters:
+        return _latin_language(text)  # mostly plain Latin letters: no other script can make up a quarter
+    counts = {name: len(pattern.findall(text)) for name, pattern in _SCRIPTS}
     if counts["ja"]:
         counts["ja"] += counts["zh"]  # Japanese writes with Chinese characters and kana
         counts["zh"] = 0
@@ -77,6 +81,11 @@ def language_of(text: str) -> str:
     # A product name in Latin letters inside a Japanese question leaves it Japanese.
     if count and count * 4 >= letters:
         return script
+    return _latin_language(text)
+
+
+def _latin_language(text: str) -> str:
+    """Among languages written in Latin letters, the one whose commonest words the text holds most of."""
     words = [w.casefold() for w in _WORD.findall(text)]
     english = sum(w in _ENGLISH_COMMON for w in words)
     best, hits = "en", english
