@@ -42,13 +42,14 @@ def add_scope_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_record_argument(parser: argparse.ArgumentParser, what: str) -> None:
-    """`--record / --no-record`: whether `what` counts as accessed (default: the command decides)."""
+def add_record_argument(parser: argparse.ArgumentParser, what: str, default: str = "") -> None:
+    """`--record / --no-record`: whether `what` counts as accessed (`default` says what the command does without
+    either)."""
     parser.add_argument(
         "--record",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help=f"count {what} as accessed",
+        help=f"count {what} as accessed" + (f"; {default}" if default else ""),
     )
 
 

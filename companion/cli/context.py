@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
     p.add_argument("--budget", type=int, default=None, help="hard token budget (default: retention.token_budget)")
     add_scope_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    add_record_argument(p, "the notes put in the context (default: yes, except with --as-of)")
+    add_record_argument(p, "the notes put in the context", "by default yes, except with --as-of")
     p.set_defaults(run=run)
 
 

@@ -46,8 +46,8 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_record_argument(
         p,
-        "the matches shown (default: no, since a listing is not a use; say --record when the results are put "
-        "in an agent's context)",
+        "the matches shown",
+        "by default no: a listing is not a use (say --record when the results go into an agent's context)",
     )
     p.set_defaults(run=run)
 
