@@ -99,7 +99,7 @@ class Searcher:
         self._shape: tuple[tuple[int, int], int, str | None] | None = None  # (generation, notes, newest day)
         self._scopes: dict[tuple[Scope, tuple[int, int]], tuple[set[str], list[str] | None]] = {}
         self._df: tuple[tuple[int, int], dict[str, int]] = ((-1, -1), {})
-        self._languages: tuple[tuple[int, int], dict[str, str]] = ((-1, -1), {})
+        self._languages: dict[tuple[str, str], str] = {}  # (path, content hash) -> language, see `languages`
         self.capture: list[tuple[str, dict[str, tuple[float, ...]]]] | None = None
         """When a list, every search appends (query, features of each candidate): what fusion training reads."""
 
@@ -344,7 +344,7 @@ class Searcher:
         words = set(query_terms(query))
         matched = [v for p, v in lexical.items() if p in records]
         asked = language_of(query)
-        languages = self.languages(list(records))
+        languages = self.languages(records)
         question = Question(
             foreign=asked != "en",
             best_cosine=max(dense.values(), default=0.0),
@@ -370,18 +370,17 @@ class Searcher:
             out[path] = features(evidence, question)
         return out
 
-    def languages(self, paths: Sequence[str]) -> dict[str, str]:
-        """Each note's language as `language_of` guesses it from the start of its text (kept while the index is
-        unchanged: a batch of questions meets the same notes again)."""
-        generation = self.manifest.generation()
-        if self._languages[0] != generation or len(self._languages[1]) > 100_000:
-            self._languages = (generation, {})
-        known = self._languages[1]
-        missing = [p for p in paths if p not in known]
+    def languages(self, records: dict[str, NoteRecord]) -> dict[str, str]:
+        """Each note's language as `language_of` guesses it from the start of its text, kept by path and content
+        (a batch meets the same notes again, and a watcher's commits leave most notes as they were)."""
+        if len(self._languages) > 200_000:
+            self._languages.clear()
+        known = self._languages
+        missing = {p for p, r in records.items() if (p, r.content_hash) not in known}
         if missing:
-            for path, text in self.manifest.openings(missing).items():
-                known[path] = language_of(text)
-        return {p: known[p] for p in paths if p in known}
+            for path, text in self.manifest.openings(sorted(missing)).items():
+                known[(path, records[path].content_hash)] = language_of(text)
+        return {p: lang for p, r in records.items() if (lang := known.get((p, r.content_hash))) is not None}
 
     def _named(self, name: str, scope: Scope | None) -> list[str]:
         """Notes titled or aliased exactly `name` (trailing question marks and quotes aside), within the scope."""
