@@ -419,7 +419,7 @@ class Manifest:
         )
         return [str(path) for (path,) in rows]
 
-    def openings(self, paths: Sequence[str], chars: int = 300) -> dict[str, str]:
+    def openings(self, paths: Sequence[str], chars: int = 400) -> dict[str, str]:
         """The first `chars` characters of each note's indexed text (title, then body), by path."""
         sql = (
             "SELECT notes.path, fts.title || ' ' || substr(fts.body, 1, ?) FROM notes "
