@@ -126,13 +126,13 @@ class RecallConfig:
     candidates: int = 50
     """Notes taken from each side (dense, lexical) before fusing."""
     temporal_context: bool = True
-    """The always-on tier of recent session titles and times (seed 002's toggle)."""
+    """The always-on tier of recent session titles and times (on by default; a recap question adds it anyway)."""
     recent_hours: int = 48
     """How far back the temporal tier looks."""
     recent_limit: int = 10
     """How many sessions the temporal tier lists."""
     surfaced_minutes: int = 10
-    """How long the notes an agent was last shown stay nameable as `@1`, `@2`... and `@last` (seed 001's
+    """How long the notes an agent was last shown stay nameable as `@1`, `@2`... and `@last` (a
     recent-context cache, so a follow-up can say "that note")."""
     context_policy: str = (
         "Memory below is recalled from the user's vault. Prefer structured notes over raw transcripts; "
@@ -177,8 +177,8 @@ class CurationConfig:
 
 @dataclass(frozen=True)
 class AgentWritesConfig:
-    """What an agent may write through the agent API (`remember`, `vault_write`, `vault_delete`), seed 001's write
-    safety and seed 004's dedupe and budgets. The environment's `AGENT_VAULT_AUTO_WRITE` and `AGENT_VAULT_DEDUPE`
+    """What an agent may write through the agent API (`remember`, `vault_write`, `vault_delete`): write
+    safety, dedupe and budgets. The environment's `AGENT_VAULT_AUTO_WRITE` and `AGENT_VAULT_DEDUPE`
     override `auto_write` and `dedupe`."""
 
     allow: bool = False
@@ -229,7 +229,7 @@ class CompanionConfig:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     """Which embedding model is used."""
     retention: RetentionPolicy = field(default_factory=RetentionPolicy)
-    """The hot window, decay and recall budgets (seed 000's `RetentionPolicy`)."""
+    """The hot window, decay and recall budgets (the `RetentionPolicy`)."""
     recall: RecallConfig = field(default_factory=RecallConfig)
     """Ranking weights and the temporal tier."""
     curation: CurationConfig = field(default_factory=CurationConfig)

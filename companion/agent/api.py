@@ -1,10 +1,10 @@
-"""The agent API over one workspace: the read side of seed 004's vault tools and memory queries.
+"""The agent API over one workspace: the read side of the vault tools and the memory queries.
 
 Every argument an agent sends is checked here, and a bad one is an `AgentInputError` naming it; nothing here writes
 the vault. Notes are named by vault path, by path without `.md`, by title or by alias, as a wikilink would name
 them, or, for a while after a search, as `@1`, `@2`... (its results) and `@last` (the note last surfaced or read):
-seed 001's recent-context cache, so a follow-up can say "that note". What a search surfaces counts as accessed
-(seed 004's decay), except in a replay (`as_of`).
+the recent-context cache, so a follow-up can say "that note". A search only lists and counts nothing; reading a
+note, or a context including it, counts as using it (for the decay), except in a replay (`as_of`).
 """
 
 from __future__ import annotations

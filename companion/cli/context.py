@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         counter = TokenCounter()
         assembled = build(engine, recalled, budget, counter)
         if args.record if args.record is not None else as_of is None:
-            # What an agent is given counts as surfaced (seed 004), but only what survived the budget.
+            # What an agent is given counts as used (for the decay), but only what survived the budget.
             engine.record(dict.fromkeys(p.source for p in assembled.pieces if p.kind == "entity" and p.source))
     finally:
         ws.close()

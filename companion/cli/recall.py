@@ -1,8 +1,8 @@
 """`companion recall QUERY` and `companion recall --batch FILE.jsonl`: recalled notes, best first, with tiers.
 
-Query mode is read-only for the vault (seed 001). A single interactive recall counts the notes it surfaced in
-the companion's access statistics (so decay follows use); replays with `--as-of`, batches and evaluations do not,
-so measuring recall never changes it.
+Query mode is read-only for the vault. A listing is not a use: recall counts nothing as accessed unless told to
+(`--record`, for results put in an agent's context), and then only the matches; a replay with `--as-of` never
+does, so measuring recall never changes it.
 """
 
 from __future__ import annotations

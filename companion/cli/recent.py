@@ -1,4 +1,4 @@
-"""`companion recent`: the temporal tier by itself (seed 002's `recall_recent`), newest first."""
+"""`companion recent`: the temporal tier by itself (`recall_recent`), newest first."""
 
 from __future__ import annotations
 

@@ -7,15 +7,12 @@ renaming it re-embeds nothing and only the new path is returned; deleting it rem
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.helpers.cli import companion_json
 from tests.helpers.files import KEPANO
 
 pytestmark = [
@@ -27,17 +24,8 @@ NOTE = "Notes/Evergreen notes turn ideas into objects that you can manipulate.md
 NEW_TEXT = "The quokka sanctuary on Rottnest Island opens at dawn and the ferry leaves Fremantle at seven."
 
 
-def _run(*args: str) -> dict[str, Any]:
-    out = subprocess.run(
-        [sys.executable, "-m", "companion", *args, "--json"], capture_output=True, text=True, timeout=600
-    )
-    assert out.returncode == 0, out.stderr
-    data: dict[str, Any] = json.loads(out.stdout.splitlines()[-1])
-    return data
-
-
 def _recall(vault: Path, query: str) -> list[str]:
-    return [r["path"] for r in _run("recall", query, "--vault", str(vault))["results"]]
+    return [r["path"] for r in companion_json("recall", query, "--vault", str(vault))["results"]]
 
 
 def test_kepano_lifecycle_with_the_real_model(tmp_path: Path) -> None:
@@ -48,19 +36,19 @@ def test_kepano_lifecycle_with_the_real_model(tmp_path: Path) -> None:
     # Its templates (the Templates/ folder `.obsidian/templates.json` names) stay out of recall, and are reported.
     notes = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md") if p.parts[-2] != "Templates")
 
-    first = _run("index", "--vault", str(vault))
+    first = companion_json("index", "--vault", str(vault))
     assert first["notes_indexed"] == len(notes) == first["notes_total"] == 51
     assert first["left_out"] == {"the templates folder Templates/ (index.templates: false)": 52}
     assert first["notes_skipped"] == 0
     assert first["chunks_embedded"] == first["chunks_total"] >= len(notes)
 
-    second = _run("index", "--vault", str(vault))
+    second = companion_json("index", "--vault", str(vault))
     assert (second["notes_indexed"], second["chunks_embedded"]) == (0, 0)
 
     chunks_before = first["chunks_total"]
     with (vault / NOTE).open("a", encoding="utf-8") as fh:
         fh.write(f"\n{NEW_TEXT}\n")
-    edited = _run("index", "--vault", str(vault))
+    edited = companion_json("index", "--vault", str(vault))
     assert edited["notes_indexed"] == 1
     assert 1 <= edited["chunks_embedded"] <= 2  # the last paragraph's chunk, not the whole vault or note
     assert edited["chunks_total"] in (chunks_before, chunks_before + 1)
@@ -68,14 +56,14 @@ def test_kepano_lifecycle_with_the_real_model(tmp_path: Path) -> None:
 
     renamed = "Notes/Ideas as objects.md"
     (vault / NOTE).rename(vault / renamed)
-    moved = _run("index", "--vault", str(vault))
+    moved = companion_json("index", "--vault", str(vault))
     assert (moved["notes_renamed"], moved["chunks_embedded"]) == (1, 0)
     found = _recall(vault, "quokka sanctuary Rottnest ferry")
     assert found[0] == renamed and NOTE not in found
 
     (vault / renamed).unlink()
-    deleted = _run("index", "--vault", str(vault))
+    deleted = companion_json("index", "--vault", str(vault))
     assert deleted["notes_deleted"] == 1
     assert renamed not in _recall(vault, "quokka sanctuary Rottnest ferry")
-    doctor = _run("doctor", "--vault", str(vault))
+    doctor = companion_json("doctor", "--vault", str(vault))
     assert doctor["healthy"] is True and doctor["store"]["orphans"] == 0

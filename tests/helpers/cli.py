@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Mapping
+from typing import Any
 
 
 def run_companion(
@@ -20,3 +22,11 @@ def run_companion(
         input=stdin,
         env={**os.environ, **(env or {})},
     )
+
+
+def companion_json(*args: str, timeout: float = 600) -> dict[str, Any]:
+    """Run `companion ARGS --json`, assert it succeeded, and return the last JSON line it printed."""
+    out = run_companion(*args, "--json", timeout=timeout)
+    assert out.returncode == 0, out.stderr
+    data: dict[str, Any] = json.loads(out.stdout.splitlines()[-1])
+    return data

@@ -4,31 +4,20 @@ question's language, "no good match" for what a vault does not hold, and use tha
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.helpers.cli import companion_json
 from tests.helpers.files import KEPANO, write
 
 pytestmark = pytest.mark.model
 
 
-def _run(*args: str) -> dict[str, Any]:
-    out = subprocess.run(
-        [sys.executable, "-m", "companion", *args, "--json"], capture_output=True, text=True, timeout=600
-    )
-    assert out.returncode == 0, out.stderr
-    data: dict[str, Any] = json.loads(out.stdout.splitlines()[-1])
-    return data
-
-
 def _recall(vault: Path, data: Path, query: str, *extra: str) -> dict[str, Any]:
-    return _run("recall", query, "--vault", str(vault), "--data-dir", str(data), "--no-sync", *extra)
+    return companion_json("recall", query, "--vault", str(vault), "--data-dir", str(data), "--no-sync", *extra)
 
 
 @pytest.mark.skipif(not KEPANO.exists(), reason="shared kepano vault not present")
@@ -37,7 +26,7 @@ def test_kepano_names_kevin_kelly_first_and_says_when_nothing_matches(tmp_path: 
     shutil.copytree(KEPANO, vault)
     for path in vault.rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
-    _run("index", "--vault", str(vault), "--data-dir", str(data))
+    companion_json("index", "--vault", str(vault), "--data-dir", str(data))
 
     named = _recall(vault, data, "Kevin Kelly")
     assert named["results"][0]["path"] == "References/Kevin Kelly.md"
@@ -89,7 +78,7 @@ def test_translations_sharing_a_name_come_in_the_question_s_language_title_first
         "them in the settings of the app.\n",
     )
     write(vault, "en/Snapshots explained.md", "How file recovery snapshots are taken every five minutes.\n")
-    _run("index", "--vault", str(vault), "--data-dir", str(data))
+    companion_json("index", "--vault", str(vault), "--data-dir", str(data))
 
     recovery = [r["path"] for r in _recall(vault, data, "File recovery")["results"]]
     assert recovery[0] == "en/File recovery.md"  # the title, in the question's language
