@@ -12,16 +12,20 @@ from companion.recall.results import RecalledContext, RecallItem
 from companion.recall.temporal import summarise
 
 
-def used_items(engine: Recall, recalled: RecalledContext) -> list[RecallItem]:
+def used_items(
+    engine: Recall, recalled: RecalledContext, summary: tuple[str, str] | bool | None = True
+) -> list[RecallItem]:
     """The recalled notes a context includes as related notes: matches (above the relevance floor) among the best
-    `warm_results`, not listed already as recent sessions or as the latest summary. These, not every listed
-    result, count as used (accessed) when the context is given to an agent."""
-    summary = engine.latest_summary(recalled.as_of)
+    `warm_results`, not listed already as recent sessions or as the latest summary (`summary`, as
+    `engine.latest_summary` gives it; read here when True). These, not every listed result, count as used
+    (accessed) when the context is given to an agent."""
+    if summary is True:
+        summary = engine.latest_summary(recalled.as_of)
     return [
         item
         for item in recalled.results[: engine.policy.warm_results]
         if item.tier != "temporal"
-        and (summary is None or item.path != summary[0])  # the latest summary is in already, whole
+        and (not isinstance(summary, tuple) or item.path != summary[0])  # the latest summary is in already, whole
         and item.explanation is not None
         and item.matches(recalled.floor)
     ]
@@ -55,7 +59,7 @@ def build(engine: Recall, recalled: RecalledContext, budget: int, count: TokenCo
         # Every tier's matches, not only warm ones: a hot session that answers the message must survive even
         # when the raw turns are trimmed. Temporal items are listed under recent sessions already (never repeated);
         # a note below the relevance floor is noise.
-        for item in used_items(engine, recalled)
+        for item in used_items(engine, recalled, summary)  # the summary read once, above
         if (text := engine.passage(item))
     ]
     turns = [
