@@ -9,7 +9,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 
-from companion.recall.results import RecallItem
+from companion.recall.results import RecallItem, score_text
 from companion.vault.sessions import SessionSummary
 from widgets.keyed_table import KeyedTable, marked
 
@@ -116,7 +116,7 @@ class WarmPane(KeyedTable):
             last = e.access.last_accessed_at if e is not None else None
             note = f"{item.path} › {headings[item.path]}" if headings.get(item.path) else item.path
             self.add_row(
-                f"{item.score:.4g}" if e is not None else "-",
+                score_text(item.score) if e is not None else "-",
                 note,
                 f"{e.dense:.2f}" if e is not None else "",
                 _bm25(e.lexical, e.words > 0) if e is not None else "",

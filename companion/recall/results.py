@@ -199,3 +199,8 @@ class Located:
     """The heading the passage sits under (empty when none)."""
     snippet: str
     """The matching passage, on one line, shortened."""
+
+
+def score_text(score: float) -> str:
+    """A final score for a person: three decimals, `<0.001` below them (squared odds fall that far)."""
+    return f"{score:.3f}" if score >= 0.001 else "<0.001"
