@@ -184,7 +184,7 @@ class AgentWritesConfig:
     allow: bool = False
     """Let `companion mcp` offer its write tools without `--allow-writes` (query mode is read-only by default)."""
     auto_write: Literal["off", "research", "aggressive"] = "research"
-    """Seed 004's modes: `off` refuses every agent write, `research` allows durable notes within the budgets,
+    """The auto-write modes: `off` refuses every agent write, `research` allows durable notes within the budgets,
     `aggressive` allows four times the budgets."""
     dedupe: bool = True
     """Refuse a new note whose content overlaps an existing note's (the agent can pass `ignore_dedupe`)."""

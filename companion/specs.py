@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 Trigger = Literal["on_write", "on_schedule", "on_startup", "on_size_threshold", "nightly"]
-"""When a processor runs by itself (seed 003); fired by `companion index --watch` (see `companion/triggers.py`)."""
+"""When a processor runs by itself; fired by `companion index --watch` (see `companion/triggers.py`)."""
 
 
 def _check_trigger(trigger: str | None, threshold_mb: float | None, interval_minutes: int | None) -> list[str]:

@@ -32,7 +32,7 @@ from indexer.graphs import manifest_graph
 from indexer.search import fts_query
 
 MEMORY_MODES = ("exact", "type", "lexical", "hybrid", "graph")
-"""Seed 004's retrieval paths, as `memory_query` names them."""
+"""The retrieval paths, as `memory_query` names them."""
 MAX_RESULTS = 100
 """Most notes one call returns."""
 MAX_HOPS = 4
@@ -110,7 +110,7 @@ class AgentApi:
         return found
 
     def _memory_query(self, mode: str, query: str, *, k: int = 10) -> list[Found]:
-        """Seed 004's retrieval paths: `exact` (a title or alias), `type` (notes of a frontmatter type, newest
+        """The retrieval paths: `exact` (a title or alias), `type` (notes of a frontmatter type, newest
         first), `lexical` (BM25 alone), `hybrid` (as `search`) or `graph` (the notes linked with the one named)."""
         if mode not in MEMORY_MODES:
             raise AgentInputError("mode", f"{mode!r} is not a mode; use one of {', '.join(MEMORY_MODES)}")
@@ -290,7 +290,7 @@ class AgentApi:
         return out[:limit]
 
     def recall_recent(self, hours: float | None = None, limit: int | None = None) -> list[TemporalItem]:
-        """Seed 002's `recall_recent`: completed sessions of the last hours, newest first."""
+        """`recall_recent`: completed sessions of the last hours, newest first."""
         if hours is not None and not 0 < hours <= 24 * 3650:
             raise AgentInputError("hours", "must be more than 0 and at most ten years of hours")
         if limit is not None:
@@ -298,7 +298,7 @@ class AgentApi:
         return self.workspace.recall().recall_recent(hours, limit)
 
     def context(self, message: str, budget: int | None = None) -> tuple[AssembledContext, TokenCounter]:
-        """Seed 001's context for a message under a hard token budget (the policy's `token_budget` by default)."""
+        """The context for a message under a hard token budget (the policy's `token_budget` by default)."""
         message = _text("message", message)
         budget = self.workspace.config.retention.token_budget if budget is None else _count("budget", budget, 200_000)
         engine = self.workspace.recall()

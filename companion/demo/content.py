@@ -65,7 +65,7 @@ class Thread:
 
 @dataclass(frozen=True)
 class MemorySpec:
-    """A typed memory note (seed 004)."""
+    """A typed memory note."""
 
     title: str
     """The note title (file name without `.md`)."""

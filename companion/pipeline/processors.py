@@ -1,4 +1,4 @@
-"""Session post-processors (seed 003): each consumes an agent's entries and says what to drop, replace or derive.
+"""Session post-processors: each consumes an agent's entries and says what to drop, replace or derive.
 
 Processors only compute: they never write. The pipeline (`companion.pipeline.run`) applies their results, writes derived
 artifacts and rewrites the log, so every processor gets the same safety (archive before drop, atomic rewrites).
@@ -60,7 +60,7 @@ class ProcessResult:
 
 
 class Processor(Protocol):
-    """The seed's processor interface."""
+    """The processor interface."""
 
     @property
     def name(self) -> str:

@@ -1,4 +1,4 @@
-"""The vault's session notes as a source of session entries: `<sessions folder>/<YYYY-MM-DD>/*.md` (seed 000).
+"""The vault's session notes as a source of session entries: `<sessions folder>/<YYYY-MM-DD>/*.md`.
 
 Each session note is one entry: its id is the note's vault-relative path, its moment the note's date and time (in
 local time, as the agent writes them), and its data the user's message, the agent's answer and the note's body

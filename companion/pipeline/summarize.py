@@ -1,7 +1,7 @@
 """The rolling summary note of a `summarize` processor: extractive and offline by default, a model when configured.
 
 The pipeline calls `summarize_agent` with the entries as redaction left them, so nothing redaction removes reaches the
-note or the endpoint. What a model returns is a proposal (SPEC §4.4, seed 001): it is checked (non-empty plain text
+note or the endpoint. What a model returns is only a proposal: it is checked (non-empty plain text
 under `max_chars`) and, when it is unusable or the endpoint cannot be reached, the extractive summary is used instead
 and a warning says why. Nothing here writes: the pipeline writes the note atomically and records it in the audit log.
 

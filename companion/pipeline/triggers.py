@@ -1,4 +1,4 @@
-"""When agents' processor lists run by themselves: the triggers of seed 003, decided from a frozen clock.
+"""When agents' processor lists run by themselves: the processor triggers, decided from a frozen clock.
 
 Each processor spec may name a `trigger`:
 

@@ -1,7 +1,7 @@
 """Access statistics (`last_accessed_at`, `access_count`) kept by the companion, never written into notes.
 
-Seed 004 stores them on each note; here they live in the vault's data directory, so recalling never rewrites the
-vault (seed 001: query mode is read-only) and an agent's reads do not churn the user's files or sync.
+They could live in each note's frontmatter; here they live in the vault's data directory, so recalling never rewrites
+the vault (query mode is read-only) and an agent's reads do not churn the user's files or sync.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Turn one recall into the context an agent is given: its pieces in seed 001's order, under a token budget.
+"""Turn one recall into the context an agent is given: its pieces in the fixed context order, under a token budget.
 
 Used by `companion context` and by the agent API; `companion.recall.context` does the ordering and trimming.
 """
@@ -32,7 +32,7 @@ def used_items(
 
 
 def build(engine: Recall, recalled: RecalledContext, budget: int, count: TokenCounter) -> AssembledContext:
-    """Turn a recall into context pieces and assemble them (seed 001's order, seed 002's recap boost)."""
+    """Turn a recall into context pieces and assemble them (in the context order, with the recap boost)."""
     settings = engine.settings
     summary = engine.latest_summary(recalled.as_of)
     recent = [

@@ -1,7 +1,7 @@
-"""Context assembly under a hard token budget (seed 001), as a pure function of its inputs and a token counter.
+"""Context assembly under a hard token budget, as a pure function of its inputs and a token counter.
 
 What goes in, in this order: the compact memory policy and the operation instruction (always), the current
-message (always, shortened only as a last resort), the latest summary, recent sessions (seed 002's temporal
+message (always, shortened only as a last resort), the latest summary, recent sessions (the temporal
 tier), related notes by relevance, and raw turns of the hot sessions. Over budget, pieces leave in this order:
 raw turns first (oldest first), then related notes (least relevant first), then recent sessions (oldest first),
 then the summary; then the message is shortened. The policy and the instruction are never dropped: if they alone

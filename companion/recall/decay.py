@@ -1,4 +1,4 @@
-"""Spaced-repetition decay, exactly as seed 004 gives it, as a pure function of (stats, policy, now).
+"""The spaced-repetition decay formula, unchanged, as a pure function of (stats, policy, now).
 
     decay = clamp(0.5 ** (days_since_access / half_life) + resistance, floor, ceiling)
     resistance = min(access_count * 0.008, 0.4)

@@ -1,10 +1,10 @@
 """The recall engine: hot sessions, warm hybrid recall with decay and explanations, and the temporal tier.
 
 One question gives one `RecalledContext`:
-- `sessions`: the hot tier (seed 000), newest first, per session key under the `RetentionPolicy`;
+- `sessions`: the hot tier, newest first, per session key under the `RetentionPolicy`;
 - `warm`: notes outside the hot tier ranked by relevance (dense + BM25, a wikilink-graph signal and the dates the
-  question names) times the spaced-repetition decay of seed 004, each with the parts of its score;
-- `temporal`: recent completed sessions by time (seed 002), never repeated by the warm tier;
+  question names) times the spaced-repetition decay, each with the parts of its score;
+- `temporal`: recent completed sessions by time, never repeated by the warm tier;
 - `results`: every recalled note once, best first, labelled with its tier (what `companion recall` prints).
 
 The engine reads the index through `NoteIndex`, the vault only for session summaries and hot bodies, and never
@@ -104,7 +104,7 @@ class Recall:
         return self._partition(self.sessions_since(window_start(self.policy, moment), moment, scope), moment)
 
     def _partition(self, refs: Sequence[SessionRef], moment: dt.datetime) -> tuple[list[SessionRef], list[SessionRef]]:
-        # The scope already chose the sessions; the limit then applies per session key (seed 001).
+        # The scope already chose the sessions; the limit then applies per session key.
         split = partition_hot([r.summary for r in refs], self.policy, moment)
         by_summary = {r.summary.path: r for r in refs}
         return [by_summary[s.path] for s in split.hot], [by_summary[s.path] for s in split.pushed_out]
@@ -118,7 +118,7 @@ class Recall:
         scope: Scope | None = None,
         summaries: bool = True,
     ) -> list[TemporalItem]:
-        """Seed 002's `recall_recent(hours=48, limit=10)`: completed sessions of the last hours, newest first."""
+        """`recall_recent(hours=48, limit=10)`: completed sessions of the last hours, newest first."""
         hours = self.settings.recent_hours if hours is None else hours
         limit = self.settings.recent_limit if limit is None else limit
         moment = local_moment(as_of)
@@ -165,7 +165,7 @@ class Recall:
         recap = recap_boost(query) and recent_range
         by_time = recap and is_pure_recap(query)
 
-        # One read of the sessions serves both the hot and the temporal tier (seed 002's boost doubles the hours).
+        # One read of the sessions serves both the hot and the temporal tier (the recap boost doubles the hours).
         hours = self.settings.recent_hours * (2 if recap else 1)
         first_day = min(window_start(self.policy, moment), (moment - dt.timedelta(hours=hours)).date())
         refs = self.sessions_since(first_day, moment, scope)
@@ -417,7 +417,7 @@ class Recall:
         return boost, via
 
     def _graph_neighbours(self, hits: Sequence[Hit], scope: Scope) -> dict[str, tuple[NoteInfo, Hit]]:
-        """Notes the strongest candidates link to, as new candidates (the graph retrieval path of seed 004)."""
+        """Notes the strongest candidates link to, as new candidates (the graph retrieval path)."""
         if self.settings.graph_weight <= 0:
             return {}
         strongest = sorted(hits, key=lambda h: -h.score)[:_GRAPH_EXPAND]

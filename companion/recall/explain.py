@@ -31,7 +31,7 @@ def explain_lines(context: RecalledContext, path: str, policy: RetentionPolicy) 
         if item.explanation is not None:
             lines.extend(item.explanation.lines())
         elif item.tier == "temporal":
-            lines.append("recent session: listed by time by the temporal tier (seed 002), not scored")
+            lines.append("recent session: listed by time by the temporal tier, not scored")
         else:
             lines.append(f"{item.tier} item: listed, not scored")
         return lines

@@ -153,7 +153,7 @@ class RecalledContext:
     as_of: dt.datetime
     """The moment recall was made for (naive local time)."""
     sessions: tuple[SessionSummary, ...]
-    """The hot tier (seed 000's `RecalledContext.sessions`), newest first."""
+    """The hot tier, newest first."""
     pushed_out: tuple[SessionSummary, ...]
     """Sessions of the hot window that the policy's limit left out (recalled as temporal or warm instead)."""
     warm: tuple[RecallItem, ...]
@@ -163,7 +163,7 @@ class RecalledContext:
     results: tuple[RecallItem, ...]
     """Every recalled note once, best first, with its tier."""
     recap: bool
-    """True when the question asks for a recap (seed 002): the temporal tier is boosted, with summaries; a recap
+    """True when the question asks for a recap: the temporal tier is boosted, with summaries; a recap
     with no topic also lists recent sessions first, by time."""
     date_range: DateRange | None
     """The dates the question names, when it names any."""

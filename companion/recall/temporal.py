@@ -1,4 +1,4 @@
-"""Temporal recall (seed 002): recent sessions by time, not by meaning, and the recap questions that need them.
+"""Temporal recall: recent sessions by time, not by meaning, and the recap questions that need them.
 
 "What did we talk about recently?" shares no words or meaning with a ski trip discussed yesterday, so semantic
 search cannot find it. This module lists completed sessions newest first (`recent_items`), detects recap
@@ -32,7 +32,7 @@ RECAP_PATTERNS = frozenset(
         r"\bremind me what\b",
     }
 )
-"""Explicit recap requests (seed 002's frozenset of patterns), matched case-insensitively."""
+"""Explicit recap requests (a frozenset of patterns), matched case-insensitively."""
 
 _RECAP = re.compile("|".join(f"(?:{p})" for p in sorted(RECAP_PATTERNS)), re.IGNORECASE)
 
@@ -80,13 +80,13 @@ def is_recap(text: str) -> bool:
 
 
 def temporal_recency(text: str) -> float:
-    """How much a question leans on recency, 0..1 (seed 002's `temporal_recency` signal)."""
+    """How much a question leans on recency, 0..1 (the `temporal_recency` signal)."""
     lowered = text.lower()
     return min(1.0, sum(_RECENCY_WORDS[m.group(1)] for m in _WORD.finditer(lowered)))
 
 
 def recap_boost(text: str) -> bool:
-    """Seed 002's trigger for the budget boost: a recap pattern, or `temporal_recency > 0.5`."""
+    """The trigger for the recap budget boost: a recap pattern, or `temporal_recency > 0.5`."""
     return is_recap(text) or temporal_recency(text) > 0.5
 
 
@@ -173,10 +173,10 @@ def recent_items(
     timeout_minutes: int = 30,
     summaries: bool = False,
 ) -> list[TemporalItem]:
-    """Completed sessions of the last `hours` before `moment`, newest first (seed 002's `recall_recent`).
+    """Completed sessions of the last `hours` before `moment`, newest first (`recall_recent`).
 
     Each input is (session, carrier path, title). A session counts as completed once `timeout_minutes` of
-    inactivity have passed since it started (seed 001's inactivity timeout); sessions after `moment` are left out.
+    inactivity have passed since it started (the session inactivity timeout); sessions after `moment` are left out.
     """
     cutoff = moment - dt.timedelta(hours=hours)
     done_before = moment - dt.timedelta(minutes=timeout_minutes)

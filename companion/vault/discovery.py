@@ -1,4 +1,4 @@
-"""Which vault to open, and why (SPEC §2, seed 004).
+"""Which vault to open, and why.
 
 Order: the `--vault` flag; `AGENT_VAULT_PATH`; Obsidian's own list of vaults in its global
 `obsidian.json`; the fallback `~/.agent_vault`. The result carries the rule that decided and a

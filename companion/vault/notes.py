@@ -14,7 +14,7 @@ NoteKind = Literal["session", "conversation", "memory", "note"]
 a typed memory note, or any other note."""
 
 MEMORY_TYPES = frozenset({"fact", "entity", "experience", "belief", "reflection", "recipe"})
-"""The typed memory notes of seed 004 (`type:` in frontmatter)."""
+"""The typed memory notes (`type:` in frontmatter)."""
 
 
 @dataclass(frozen=True)

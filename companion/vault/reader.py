@@ -383,10 +383,10 @@ class ObsidianVault:
         chat_id: str | None = None,
         now: dt.datetime | None = None,
     ) -> list[SessionSummary]:
-        """The hot tier (seed 000): the user's newest `policy.hot_limit` sessions of the last
+        """The hot tier: the user's newest `policy.hot_limit` sessions of the last
         `policy.hot_window_days` days (2 = today and yesterday), newest first.
 
-        With `chat_id`, only that session key (`user_id + chat_id`, seed 001) counts; without it the user's
+        With `chat_id`, only that session key (`user_id + chat_id`) counts; without it the user's
         chats are pooled. `now` is a parameter so callers replay the past (`--as-of`) and tests freeze time;
         sessions dated after `now` are not yet "recent".
         """
@@ -398,7 +398,7 @@ class ObsidianVault:
     async def get_recent_sessions(
         self, user_id: str, policy: RetentionPolicy, *, chat_id: str | None = None, now: dt.datetime | None = None
     ) -> list[SessionSummary]:
-        """Seed 000's async signature for `recent_sessions`; the file reads run in a worker thread."""
+        """The async form of `recent_sessions`; the file reads run in a worker thread."""
         return await asyncio.to_thread(self.recent_sessions, user_id, policy, chat_id=chat_id, now=now)
 
     def _day_folders(self, base: str, folder: Path, since: dt.date | None) -> list[tuple[str, Path]]:

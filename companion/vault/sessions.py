@@ -1,9 +1,9 @@
-"""Sessions: session summaries as typed values (seed 000) instead of raw Markdown strings, and the hot tier.
+"""Sessions: session summaries as typed values instead of raw Markdown strings, and the hot tier.
 
 The agent writes one summary per turn under `ops/sessions/<YYYY-MM-DD>/`; this module turns a parsed note of that
 folder into a `SessionSummary`, so no caller parses frontmatter strings by hand again. The hot / not-hot partition
-of sessions under a `RetentionPolicy` is a pure function of the clock: per session key (`user_id + chat_id`, seed
-001), the newest `hot_limit` sessions of the last `hot_window_days` days are hot. Everything else is left to the
+of sessions under a `RetentionPolicy` is a pure function of the clock: per session key (`user_id + chat_id`), the
+newest `hot_limit` sessions of the last `hot_window_days` days are hot. Everything else is left to the
 warm tier, so the app can show what a policy change pushes out of hot, and recall can leave hot sessions out of the
 warm results.
 """
@@ -26,7 +26,7 @@ _DATE_FOLDER = re.compile(r"(?:^|/)(\d{4}-\d{2}-\d{2})/[^/]+$")
 
 @dataclass(frozen=True)
 class SessionSummary:
-    """One turn's summary, as seed 000 types it, plus the chat it belongs to (seed 001)."""
+    """One turn's summary as typed fields, plus the chat it belongs to."""
 
     date: str
     """The session's day, `YYYY-MM-DD` (from frontmatter, else the folder name)."""
@@ -47,7 +47,7 @@ class SessionSummary:
 
     @property
     def session_key(self) -> str:
-        """Seed 001's key `user_id + chat_id`: `user` alone, or `user:chat` with a chat."""
+        """The session key `user_id + chat_id`: `user` alone, or `user:chat` with a chat."""
         return f"{self.user_id}:{self.chat_id}" if self.chat_id else self.user_id
 
     @cached_property
@@ -118,7 +118,7 @@ def partition_hot(
 
     `moment` is naive local time (see `local_moment`); sessions after it have not happened yet and sessions
     before the window are in neither list. With `user_id`, only that user counts; with `chat_id` too, only
-    that session key. Without `chat_id` a user's chats share one limit (the seed's `get_recent_sessions`);
+    that session key. Without `chat_id` a user's chats share one limit (as in `get_recent_sessions`);
     without `user_id` each key gets its own.
     """
     if policy.hot_window_days == 0:

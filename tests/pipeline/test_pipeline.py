@@ -1,4 +1,4 @@
-"""The processing pipeline on real files: seed 003's heartbeat case, crashes at every step, appends during a run,
+"""The processing pipeline on real files: the heartbeat-agent case, crashes at every step, appends during a run,
 refusal to lose data, redaction before archival, the audit record."""
 
 from __future__ import annotations

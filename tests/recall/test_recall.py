@@ -36,7 +36,7 @@ def paths(context: RecalledContext, tier: str | None = None) -> list[str]:
 
 
 def test_a_session_older_than_the_hot_window_is_recalled(indexed: Workspace) -> None:
-    # Seed 000's regression: the sourdough session is two months old, far outside hot_limit=3 / 2 days.
+    # The hot-tier regression: the sourdough session is two months old, far outside hot_limit=3 / 2 days.
     context = engine(indexed).recall("sourdough starter hydration", as_of=NOW)
     assert context.results[0].path == conversation_path(-60, "sourdough")
     assert context.results[0].tier == "warm"

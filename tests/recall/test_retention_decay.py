@@ -1,4 +1,4 @@
-"""RetentionPolicy validation and storage, and seed 004's decay at every boundary, with a frozen clock."""
+"""RetentionPolicy validation and storage, and the spaced-repetition decay at every boundary, with a frozen clock."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def _accessed(days_ago: float, count: int) -> AccessStats:
     return AccessStats(NOW - timedelta(days=days_ago), count)
 
 
-def test_seed_defaults() -> None:
+def test_default_policy_values() -> None:
     assert (POLICY.hot_limit, POLICY.hot_window_days) == (3, 2)
     assert (POLICY.half_life_days, POLICY.decay_floor, POLICY.decay_ceiling) == (30.0, 0.25, 1.0)
     assert (POLICY.access_resistance, POLICY.max_resistance, POLICY.never_accessed) == (0.008, 0.4, 0.55)

@@ -1,4 +1,4 @@
-"""Temporal recall (seed 002): recap detection, the recency signal, and recent sessions with a frozen clock."""
+"""Temporal recall: recap detection, the recency signal, and recent sessions with a frozen clock."""
 
 from __future__ import annotations
 

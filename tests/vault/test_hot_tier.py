@@ -1,4 +1,4 @@
-"""The hot tier of seed 000: `get_recent_sessions(user_id, policy)` at the policy's edges, with a frozen clock."""
+"""The hot tier: `get_recent_sessions(user_id, policy)` at the policy's edges, with a frozen clock."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def test_session_key_is_user_and_chat(tmp_path: Path) -> None:
     assert _times(vault.recent_sessions("bob", RetentionPolicy(), now=NOW)) == ["2026-03-10 13:00:00"]
 
 
-def test_seed_async_signature(tmp_path: Path) -> None:
+def test_async_signature(tmp_path: Path) -> None:
     vault = _vault(tmp_path)
     hot = asyncio.run(vault.get_recent_sessions("alice", RetentionPolicy(), now=NOW))
     assert hot == vault.recent_sessions("alice", RetentionPolicy(), now=NOW)

@@ -1,4 +1,4 @@
-"""SessionSummary (seed 000) from real session notes under ops/sessions/<date>/."""
+"""SessionSummary from real session notes under ops/sessions/<date>/."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def session(user: str, time: str, msg: str, date: str | None = None, chat: str |
     return "\n".join([*lines, "---", f"Summary of {msg}.", ""])
 
 
-def test_fields_are_those_of_seed_000_plus_chat_id() -> None:
+def test_fields_are_the_typed_summary_plus_chat_id() -> None:
     names = [f.name for f in dataclasses.fields(SessionSummary)]
     assert names == [
         "date",

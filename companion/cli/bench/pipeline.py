@@ -26,7 +26,7 @@ PROCESS_CONFIG = """session_history:
 
 
 def process_history(root: Path, days: int, entry_kb: int) -> dict[str, Any]:
-    """Seed 003's heartbeat agent: `days` of polls every 10 minutes, each `entry_kb` KB (its system prompt), run
+    """A heartbeat agent: `days` of polls every 10 minutes, each `entry_kb` KB (its system prompt), run
     through redact, archive (3 days), retain (3 days) and embed by a real `companion process` (with `--no-index`: the
     notes' embedding is the indexer's, measured by `cold`), timed and its peak memory taken from the kernel."""
     vault = root / "vault"
