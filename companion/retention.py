@@ -1,4 +1,4 @@
-"""The `RetentionPolicy` of seed 000: what stays hot, how fast the rest decays, how much recall may return.
+"""The `RetentionPolicy`: what stays hot, how fast the rest decays, how much recall may return.
 
 "Three" used to be a literal; here it is a knob, with every other knob the app lets the user tune beside it.
 The policy is a value: loaded from and saved to the vault's `.companion/companion.yaml` (section `retention`),
@@ -12,14 +12,14 @@ from dataclasses import dataclass, fields
 
 @dataclass(frozen=True)
 class RetentionPolicy:
-    """Hot-window size, spaced-repetition decay and recall budgets (defaults from seeds 000 and 004)."""
+    """Hot-window size, spaced-repetition decay and recall budgets, with their defaults."""
 
     hot_limit: int = 3
     """Sessions kept hot per session key (was the inline `limit=3`)."""
     hot_window_days: int = 2
     """Days that count as recent: 2 means today and yesterday (was the literal today + yesterday)."""
     half_life_days: float = 30.0
-    """Days after which an item's decay multiplier halves (seed 004)."""
+    """Days after which an item's decay multiplier halves."""
     decay_floor: float = 0.25
     """The multiplier never goes below this: old but valid notes are never fully suppressed."""
     decay_ceiling: float = 1.0
@@ -37,7 +37,7 @@ class RetentionPolicy:
     token_budget: int = 2000
     """Hard token budget of an assembled context."""
     session_timeout_minutes: int = 30
-    """Inactivity after which a new message starts a new session window (seed 001)."""
+    """Inactivity after which a new message starts a new session window."""
 
     def __post_init__(self) -> None:
         problems = []
@@ -56,7 +56,29 @@ class RetentionPolicy:
         if problems:
             raise ValueError("; ".join(problems))
 
+    @staticmethod
+    def explain(knob: str) -> str:
+        """One line saying what a knob does and the values it takes (the app shows it beside the focused knob)."""
+        return KNOB_HELP.get(knob, "")
+
     @classmethod
     def knobs(cls) -> tuple[str, ...]:
         """The names of every field, in declaration order (for the app's knob panel and the CLI)."""
         return tuple(f.name for f in fields(cls))
+
+
+KNOB_HELP: dict[str, str] = {
+    "hot_limit": "Sessions kept hot per chat (user and chat). 1 or more.",
+    "hot_window_days": "Days that count as recent: 2 is today and yesterday. 0 or more.",
+    "half_life_days": "Days after which a note's decay multiplier halves without use. More than 0.",
+    "decay_floor": "Lowest decay multiplier: an old note never drops below it. 0 to decay_ceiling.",
+    "decay_ceiling": "Highest decay multiplier: recent use never lifts a note past it. decay_floor to 1.",
+    "access_resistance": "Added to the multiplier for each past use, up to max_resistance. 0 to 1.",
+    "max_resistance": "The most that past uses can add to the multiplier. 0 to 1.",
+    "never_accessed": "The multiplier of a note nobody has opened or used yet. 0 to 1.",
+    "confidence_lift": "Added to never_accessed in proportion to a memory note's confidence. 0 to 1.",
+    "warm_results": "How many notes the warm pane and recall return. 1 or more.",
+    "token_budget": "Hard token budget of a context assembled for an agent. 1 or more.",
+    "session_timeout_minutes": "Minutes of quiet after which a new message starts a new session. 1 or more.",
+}
+"""What each `RetentionPolicy` knob does and the values it takes, one line each."""

@@ -341,6 +341,14 @@ class Manifest:
         rows = self._db.execute(f"SELECT {_COLUMNS} FROM notes ORDER BY path")
         return [NoteRecord(*row) for row in rows]
 
+    def latest_changed(self, limit: int, *, kinds: Sequence[str] = ()) -> list[NoteRecord]:
+        """The `limit` notes changed last on disk, newest first (of `kinds` only, when given)."""
+        where = f"WHERE kind IN ({','.join('?' * len(kinds))})" if kinds else ""
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM notes {where} ORDER BY mtime_ns DESC, path LIMIT ?", (*kinds, limit)
+        )
+        return [NoteRecord(*row) for row in rows]
+
     def paths_with_hash(self, content_hash: str) -> list[str]:
         """Indexed notes whose bytes hash to `content_hash` (rename candidates)."""
         rows = self._db.execute("SELECT path FROM notes WHERE content_hash = ?", (content_hash,))

@@ -56,11 +56,14 @@ def watch(
     step_ms: int = 50,
     on_ready: Callable[[], None] | None = None,
     progress: Progress | None = None,
+    on_paths: Callable[[frozenset[str]], None] | None = None,
 ) -> None:
     """Run until `stop` is set: each batch of file events becomes one `Indexer.update`.
 
     `on_ready` is called once the OS watch is in place, after a catch-up sync of whatever changed between
-    the caller's initial sync and that moment. `progress` sees the chunks of each batch.
+    the caller's initial sync and that moment. `progress` sees the chunks of each batch. `on_paths` is told the
+    vault-relative paths of each batch before `on_batch`, the ones the index leaves out included (session
+    summaries, say, which the hot tier reads straight from the vault).
     """
     root = indexer.vault.root
     ready = False
@@ -90,5 +93,7 @@ def watch(
                 rels.add(Path(path).relative_to(root).as_posix())
             except ValueError:
                 continue
+        if on_paths is not None:
+            on_paths(frozenset(rels))
         report = indexer.update(rels, progress=progress)
         on_batch(report, len(changes))

@@ -38,6 +38,7 @@ class HotPane(KeyedTable):
                 f"{s.date[:10]} {s.time[:5]}", who, said, marked("new") if s.path in arrived else "", key=s.path
             )
         self.border_title = f"Hot ({len(sessions)})"
+        self.border_subtitle = "" if sessions else "no recent session"
         self.end_refill(key)
 
     def selected(self, path: str) -> Message:

@@ -51,6 +51,14 @@ class PolicyKnobs(DataTable[str]):
             """The knob that changed."""
             super().__init__()
 
+    class KnobHighlighted(Message):
+        """The cursor moved to a knob (the screen says what it does)."""
+
+        def __init__(self, knob: str) -> None:
+            self.knob = knob
+            """The knob's name, a `RetentionPolicy` field."""
+            super().__init__()
+
     def __init__(self, policy: RetentionPolicy, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row")
         self.policy = policy
@@ -64,6 +72,19 @@ class PolicyKnobs(DataTable[str]):
             self.add_row(f.name, _fmt(getattr(self.policy, f.name)), key=f.name)
         self.border_title = "Policy"
         self.border_subtitle = decay_preview(self.policy)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Say which knob the cursor is on, while the user is in the knobs."""
+        event.stop()
+        if self.has_focus and event.row_key.value is not None:
+            self.post_message(self.KnobHighlighted(event.row_key.value))
+
+    def on_focus(self) -> None:
+        """Entering the knobs says what the highlighted one does."""
+        if self.row_count:
+            self.post_message(
+                self.KnobHighlighted(str(self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value))
+            )
 
     def action_step(self, direction: int) -> None:
         """Raise or lower the highlighted knob by its step; an invalid value is refused with a notification."""

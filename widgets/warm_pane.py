@@ -6,23 +6,42 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable
 
 from companion.recall.results import RecallItem, score_text
+from companion.vault.parse import title_of
 from companion.vault.sessions import SessionSummary
 from widgets.keyed_table import KeyedTable, marked
 
-COLUMNS = ("final", "note", "sim", "bm25", "decay", "accessed", "n", "type", "tier")
-"""The note comes second: on a narrow terminal the columns past the pane's edge are cut, and the name matters most."""
-NUMERIC = frozenset({"final", "sim", "bm25", "decay", "n"})
+ALL_COLUMNS = ("final", "relevance", "sim", "bm25", "decay", "accessed", "n", "type", "tier", "note")
+"""Every column, in the order they show. The note comes last so the scores stay in view: a long name is cut at the
+pane's edge instead of pushing them out of it."""
+DETAILS: dict[str, tuple[str, ...]] = {
+    "narrow": ("final", "decay", "tier", "note"),
+    "medium": ("final", "relevance", "decay", "accessed", "tier", "note"),
+    "wide": ALL_COLUMNS,
+}
+"""Which columns each terminal width shows (see `detail_for`); the explain view (`e`) has every part of a score."""
+NOTES_HINT = "/ search · Enter opens · ? every key"
+"""The first keys, under a list that is not a recall (the first screen of a vault)."""
+NUMERIC = frozenset({"final", "relevance", "sim", "bm25", "decay", "n"})
+
+
+def detail_for(width: int) -> str:
+    """The warm pane's layout for a terminal `width` columns wide: from 80 columns the final score, the decay and
+    the tier; from 120 the relevance and the last access too; from 160 every part of the score."""
+    if width >= 160:
+        return "wide"
+    return "medium" if width >= 110 else "narrow"
 
 
 class WarmPane(KeyedTable):
-    """Scored recall results with every part of their score; posts `WarmPane.NoteSelected`.
+    """Scored recall results with the parts of their score that the width allows; posts `WarmPane.NoteSelected`.
 
-    Sortable: `s` moves the sort to the next column, `S` reverses it, and a click on a header sorts by it (a second
-    click reverses). The order holds across refills, so a knob change keeps the user's view.
+    Sortable: `s` moves the sort to the next column shown, `S` reverses it, and a click on a header sorts by it (a
+    second click reverses). The order holds across refills, so a knob change keeps the user's view.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -49,17 +68,55 @@ class WarmPane(KeyedTable):
     sort_descending = True
     """Largest (or latest) first."""
 
+    def __init__(self, *, detail: str = "medium", id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._detail = detail
+        self._cells: list[tuple[str, dict[str, str | Text]]] = []  # (key, column -> cell) of the rows, in order
+
+    @property
+    def detail(self) -> str:
+        """`narrow`, `medium` or `wide` (see `DETAILS`); the screen sets it from the terminal's width."""
+        return self._detail
+
+    @detail.setter
+    def detail(self, value: str) -> None:
+        if value == self._detail:
+            return
+        self._detail = value
+        if self.sort_column is not None and self.sort_column not in self.columns_shown:
+            self.sort_column = None
+        if self.is_mounted:
+            key = self.current_key()
+            self.clear(columns=True)
+            self._add_columns()
+            self._add_rows()
+            self.end_refill(key)
+
+    @property
+    def columns_shown(self) -> tuple[str, ...]:
+        """The columns of the current layout, in order."""
+        return DETAILS[self._detail]
+
+    def cell(self, row: int, column: str) -> str:
+        """The text of a row's cell in `column` (shown or not)."""
+        key = self.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value
+        cells = dict(self._cells)
+        return str(cells[key].get(column, "")) if key in cells else ""
+
     def on_mount(self) -> None:
         """Set up the columns."""
         self.cursor_type = "row"
-        self._rank: dict[str, int] = {}  # recall's order of the rows (note cell -> position), to sort back to it
-        for name in COLUMNS:
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        for name in self.columns_shown:
             self.add_column(name, key=name)
 
     def action_sort_next(self) -> None:
-        """Sort by the next column (after the last one, back to recall's order)."""
-        order = [None, *COLUMNS]
-        self.sort_by(order[(order.index(self.sort_column) + 1) % len(order)], descending=True)
+        """Sort by the next column shown (after the last one, back to recall's order)."""
+        order = [None, *self.columns_shown]
+        current = self.sort_column if self.sort_column in order else None
+        self.sort_by(order[(order.index(current) + 1) % len(order)], descending=True)
 
     def action_sort_reverse(self) -> None:
         """Reverse the current order."""
@@ -85,14 +142,18 @@ class WarmPane(KeyedTable):
             value = str(cell)
             if numeric:
                 try:
-                    return (1, float(value))
+                    return (1, float(value.lstrip("<")))
                 except ValueError:
                     return (0, 0.0)  # "-" and blanks: no score, always last
             return (0 if value in ("", "never") else 1, value.casefold())
 
-        if self.sort_column is None:
+        if self.sort_column is None or self.sort_column not in self.columns_shown:
             # Back to recall's own order, which unscored rows (hot, temporal, sessions) are part of.
-            self.sort("note", key=lambda cell: self._rank.get(str(cell), len(self._rank)))
+            if [row.key.value for row in self.ordered_rows] != [row_key for row_key, _ in self._cells]:
+                keep = self.current_key()
+                self.clear()
+                self._add_rows()
+                self.end_refill(keep)
             self.border_subtitle = ""
         else:
             self.sort(column, key=key, reverse=self.sort_descending)
@@ -107,27 +168,36 @@ class WarmPane(KeyedTable):
         no_good_match: bool = False,
     ) -> None:
         """Rows for a query's results, best first (the cursor stays on its note while the query is the same); a
-        note's cell names the heading its passage sits under, when `headings` has one. With `no_good_match` the
-        rows are only the closest notes, and the title says so."""
+        note's cell names the heading its passage sits under, when `headings` has one that is not the note's own
+        title. A note that was not in the rows for the same question before is marked `new`. With `no_good_match`
+        the rows are only the closest notes, and the title says so."""
         headings = headings or {}
-        key = self._refill(f"query {query}")
+        before = self._keys_if_showing(f"query {query}")
+        rows: list[tuple[str, dict[str, str | Text]]] = []
         for item in items:
             e = item.explanation
             last = e.access.last_accessed_at if e is not None else None
-            note = f"{item.path} › {headings[item.path]}" if headings.get(item.path) else item.path
-            self.add_row(
-                score_text(item.score) if e is not None else "-",
-                note,
-                f"{e.dense:.2f}" if e is not None else "",
-                _bm25(e.lexical, e.words > 0) if e is not None else "",
-                f"{e.decay.value:.2f}" if e is not None else "",
-                last.strftime("%Y-%m-%d") if last else "never",
-                str(e.access.access_count) if e is not None else "",
-                item.note_type or item.kind,
-                item.tier,
-                key=item.path,
+            heading = headings.get(item.path, "")
+            note = item.path if _same_name(heading, item.path) else f"{item.path} › {heading}"
+            relevance = (e.boosted if e.boosted is not None else e.relevance) if e is not None else None
+            arrived = before is not None and item.path not in before
+            rows.append(
+                (
+                    item.path,
+                    {
+                        "final": score_text(item.score) if e is not None else "-",
+                        "relevance": f"{relevance:.2f}" if relevance is not None else "",
+                        "sim": f"{e.dense:.2f}" if e is not None else "",
+                        "bm25": _bm25(e.lexical, e.words > 0) if e is not None else "",
+                        "decay": f"{e.decay.value:.2f}" if e is not None else "",
+                        "accessed": last.strftime("%Y-%m-%d") if last else "never",
+                        "n": str(e.access.access_count) if e is not None else "",
+                        "type": item.note_type or item.kind,
+                        "tier": marked("new") if arrived else _TIER_LABELS.get(item.tier, item.tier),
+                        "note": note,
+                    },
+                )
             )
-            self._rank[note] = len(self._rank)
         scored = [i.explanation for i in items if i.explanation is not None]
         # The weighted sum's dense share adapts to each question (recall's lexical_trust): say which one these rows
         # used; the learned fusion has no single share.
@@ -137,46 +207,75 @@ class WarmPane(KeyedTable):
             else ""
         )
         if no_good_match:
-            self.border_title = f"Warm: {query!r}: no good match, the closest {len(items)}"
+            title = f"Warm: {query!r}: no good match, the closest {len(items)}"
         else:
-            self.border_title = f"Warm: {query!r} ({len(items)}){weights}"
-        if self.sort_column is not None:
-            self._apply_sort()
-        self.end_refill(key)
+            title = f"Warm: {query!r} ({len(items)}){weights}"
+        self._fill(f"query {query}", rows, title)
 
     def show_pushed_out(self, sessions: tuple[SessionSummary, ...], moved: frozenset[str]) -> None:
         """With no query: the sessions the policy's limit pushed out of hot (those that just moved are marked)."""
-        key = self._refill("pushed out")
+        rows: list[tuple[str, dict[str, str | Text]]] = []
         for s in sessions:
             said = " ".join(s.user_msg.split())[:60]
-            label = f"{s.date[:10]} {s.time[:5]} {s.session_key}: {said}"
-            self.add_row(
-                "-",
-                label,
-                "",
-                "",
-                "",
-                "",
-                "",
-                "session",
-                marked("moved") if s.path in moved else "pushed out",
-                key=s.path,
+            rows.append(
+                (
+                    s.path,
+                    {
+                        "final": "-",
+                        "type": "session",
+                        "tier": marked("moved") if s.path in moved else "pushed",
+                        "accessed": "",
+                        "note": f"{s.date[:10]} {s.time[:5]} {s.session_key}: {said}",
+                    },
+                )
             )
-            self._rank[label] = len(self._rank)
-        self.border_title = f"Warm: pushed out of hot ({len(sessions)})"
+        self._fill("pushed out", rows, f"Warm: pushed out of hot ({len(sessions)})")
+
+    def show_notes(self, rows: tuple[tuple[str, str, str], ...], title: str) -> None:
+        """Rows that are not a recall: (path, when, what) of notes worth a look, such as the latest changed (their
+        day goes in the note's cell: they have no score, and the day is not an access)."""
+        cells: list[tuple[str, dict[str, str | Text]]] = [
+            (path, {"final": "-", "type": what, "note": f"{path} ({when})" if when else path})
+            for path, when, what in rows
+        ]
+        self._fill(f"notes {title}", cells, title, subtitle=NOTES_HINT)
+
+    def _keys_if_showing(self, showing: str) -> set[str] | None:
+        """The keys shown now when they answer `showing` too (so arrivals can be told), else None."""
+        if showing != self.showing or not self._cells:
+            return None
+        return {key for key, _ in self._cells}
+
+    def _fill(
+        self, showing: str, rows: list[tuple[str, dict[str, str | Text]]], title: str, subtitle: str = ""
+    ) -> None:
+        key = self.start_refill()
+        same, self.showing = showing == self.showing, showing
+        self._cells = rows
+        self._add_rows()
+        self.border_title = title
+        self.border_subtitle = subtitle
         if self.sort_column is not None:
             self._apply_sort()
-        self.end_refill(key)
+        self.end_refill(key if same else None)
 
-    def _refill(self, showing: str) -> str | None:
-        key = self.start_refill()
-        self._rank = {}
-        same, self.showing = showing == self.showing, showing
-        return key if same else None
+    def _add_rows(self) -> None:
+        shown = self.columns_shown
+        for row_key, cells in self._cells:
+            self.add_row(*(cells.get(name, "") for name in shown), key=row_key)
 
     def selected(self, path: str) -> Message:
         """`WarmPane.NoteSelected`."""
         return self.NoteSelected(path)
+
+
+_TIER_LABELS = {"temporal": "recent"}
+"""How a tier reads in the pane, where it is not its own name."""
+
+
+def _same_name(heading: str, path: str) -> bool:
+    """Whether a passage's heading only repeats the note's name (no need to show it twice)."""
+    return not heading or heading.strip().casefold() == title_of(path).casefold()
 
 
 def _bm25(score: float, every_word: bool) -> str | Text:

@@ -9,6 +9,7 @@ keeps the index's single connection to one thread at a time.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import threading
 import time
@@ -23,7 +24,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input
+from textual.widgets import Footer, Header, HelpPanel, Input, Static
 
 from companion.config import load_config
 from companion.configedit import changed_keys, save_section
@@ -46,12 +47,14 @@ from widgets.link_graph import LinkGraph, Neighbourhood
 from widgets.note_view import NoteView
 from widgets.policy_knobs import PolicyKnobs
 from widgets.status_line import StatusLine
-from widgets.warm_pane import WarmPane
+from widgets.warm_pane import WarmPane, detail_for
 
 WIDE = 110
 """From this many columns the lists and the note sit side by side; below, one side shows at a time."""
 TALL = 32
 """Below this many rows the graph and knobs get less room (the note and the lists come first)."""
+KNOBS_HINT = "p: the policy knobs (+/- change the highlighted one, ctrl+s saves them)"
+"""The line under the knobs while none is highlighted."""
 
 
 class CompanionApp(App[int]):
@@ -61,24 +64,27 @@ class CompanionApp(App[int]):
     CSS_PATH = "app.tcss"
     AUTO_FOCUS = "#hot"  # keys work at once; `/` goes to the search box
     BINDINGS: ClassVar[list[BindingType]] = [
+        # In the footer's order, the keys that matter first: what a narrow footer cuts is still under `?`.
+        Binding("question_mark,f1", "keys", "keys"),
         Binding("slash", "focus_search", "search"),
-        Binding("z", "zoom", "zoom"),
         Binding("v", "other_side", "note/lists"),
-        Binding("h", "focus_pane('hot')", "hot", show=False),
-        Binding("w", "focus_pane('warm')", "warm", show=False),
-        Binding("p", "focus_pane('knobs')", "policy", show=False),
-        Binding("g", "focus_pane('graph')", "graph", show=False),
         Binding("e", "explain", "explain"),
-        Binding("asterisk", "pin", "pin"),
-        Binding("t", "retag", "tags"),
-        Binding("y", "retype", "type"),
-        Binding("m", "merge", "merge"),
-        Binding("a", "archive", "archive"),
-        Binding("d", "delete", "delete"),
-        Binding("o", "open_in_obsidian", "Obsidian"),
+        Binding("z", "zoom", "zoom"),
         Binding("u", "undo", "undo"),
         Binding("ctrl+s", "save_policy", "save policy"),
-        # The key help (from the command palette) closes like every other panel of the app.
+        Binding("asterisk", "pin", "pin"),
+        Binding("m", "merge", "merge"),
+        Binding("d", "delete", "delete"),
+        Binding("t", "retag", "tags", show=False),
+        Binding("y", "retype", "type", show=False),
+        Binding("a", "archive", "archive", show=False),
+        Binding("o", "open_in_obsidian", "Obsidian", show=False),
+        Binding("h", "focus_pane('hot')", "hot", show=False),
+        Binding("w", "focus_pane('warm')", "warm", show=False),
+        Binding("n", "focus_pane('note')", "note", show=False),
+        Binding("p", "focus_pane('knobs')", "policy", show=False),
+        Binding("g", "focus_pane('graph')", "graph", show=False),
+        # The key help closes like every other panel of the app.
         Binding("escape", "hide_help_panel", "close help", show=False),
     ]
 
@@ -96,6 +102,7 @@ class CompanionApp(App[int]):
         ("Save the policy", "write the knobs to .companion/companion.yaml (ctrl+s)", "save_policy"),
         ("Sort the warm pane by the next column", "s in the warm pane; S reverses", "sort_warm"),
         ("Search", "focus the search box (/)", "focus_search"),
+        ("Show every key", "the keys of the app and of the focused pane (? or F1)", "keys"),
     )
 
     def __init__(self, workspace: Workspace, *, as_of: dt.datetime | None = None, read_only: bool = False) -> None:
@@ -146,19 +153,25 @@ class CompanionApp(App[int]):
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield HotPane(id="hot")
-                yield WarmPane(id="warm")
+                yield WarmPane(id="warm", detail=detail_for(self.size.width))
             with Vertical(id="right"):
                 yield NoteView(id="note")
                 yield LinkGraph(id="graph")
                 yield PolicyKnobs(self.policy, id="knobs")
+                yield Static(KNOBS_HINT, id="knob-help")
         yield StatusLine(id="status")
         yield Footer()
 
     def on_resize(self, event: events.Resize) -> None:
         """Lay the panes out for the terminal's size (see `app.tcss`): side by side from `WIDE` columns, else one
         side at a time (`v` switches); the knobs' and graph's share shrinks below `TALL` rows."""
-        self.set_class(event.size.width < WIDE, "-narrow")
+        narrow = event.size.width < WIDE
+        if narrow != self.has_class("-narrow"):
+            self.refresh_bindings()  # `v` comes and goes with the width
+        self.set_class(narrow, "-narrow")
         self.set_class(event.size.height < TALL, "-short")
+        with contextlib.suppress(NoMatches):  # not composed yet: compose reads the size itself
+            self.query_one(WarmPane).detail = detail_for(event.size.width)
 
     def action_zoom(self) -> None:
         """Give the focused pane the whole screen, or give the others back."""
@@ -166,6 +179,22 @@ class CompanionApp(App[int]):
             self.screen.minimize()
         elif self.focused is not None:
             self.screen.maximize(self.focused)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`v` only means something when one side shows at a time: elsewhere it leaves the footer."""
+        return action != "other_side" or self.has_class("-narrow")
+
+    def action_keys(self) -> None:
+        """Show the key help beside the screen (the app's keys and the focused pane's), or hide it."""
+        if self.screen.query(HelpPanel):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def on_policy_knobs_knob_highlighted(self, event: PolicyKnobs.KnobHighlighted) -> None:
+        """Say what the highlighted knob does and the values it takes."""
+        text = RetentionPolicy.explain(event.knob)
+        self.query_one("#knob-help", Static).update(f"{event.knob}: {text}" if text else KNOBS_HINT)
 
     def action_other_side(self) -> None:
         """On a narrow terminal: show the note, graph and knobs instead of the lists, or the lists again."""
@@ -240,7 +269,7 @@ class CompanionApp(App[int]):
         if not self._handled():
             return
         self.curations += 1
-        self.notify(message.summary, title="done (u undoes)")
+        self.notify(message.summary, title="done: u undoes it")
         shown = self._shown_path
         if shown in message.written:
             self.open_note(shown, refresh=True)
@@ -302,7 +331,18 @@ class CompanionApp(App[int]):
                 return
             # Under the lock too: finding a passage's heading asks the manifest (the readers' shared connection).
             headings = self._headings(engine, context, self.workspace.manifest.generation())
-        self.post_message(RecallReady(asked, query, context, headings))
+            latest = () if query.strip() or context.pushed_out else self._latest(policy.warm_results)
+        self.post_message(RecallReady(asked, query, context, headings, latest))
+
+    def _latest(self, limit: int) -> tuple[tuple[str, str, str], ...]:
+        """The notes changed last, conversations left out (hot and pushed out list those by time): the first
+        screen of a vault where the policy pushed nothing out of hot (a knowledge vault with no sessions, say) still
+        has something to open."""
+        records = self.workspace.manifest.latest_changed(limit, kinds=("memory", "note"))
+        return tuple(
+            (r.path, dt.datetime.fromtimestamp(r.mtime_ns / 1e9).strftime("%Y-%m-%d"), r.note_type or r.kind)
+            for r in records
+        )
 
     def _headings(self, engine: Recall, context: RecalledContext, generation: object) -> dict[str, str]:
         """The heading of each scored result's best passage, read once per note and index state (a knob press
@@ -403,8 +443,12 @@ class CompanionApp(App[int]):
         if query.strip():
             shown = context.shown(len(context.results))
             warm.show_results(shown, query, message.headings, no_good_match=context.no_good_match)
-        else:
+        elif context.pushed_out or not message.latest:
             warm.show_pushed_out(context.pushed_out, left)
+        else:
+            warm.show_notes(
+                message.latest, f"Warm: nothing pushed out of hot; the notes changed last ({len(message.latest)})"
+            )
         self.refreshed_at = time.perf_counter()
 
     # -- events ---------------------------------------------------------------------------------

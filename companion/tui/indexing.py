@@ -7,6 +7,7 @@ writes through its own SQLite connection, so the app's recalls never wait for a 
 
 from __future__ import annotations
 
+import datetime as dt
 import gc
 import threading
 import time
@@ -54,6 +55,8 @@ class IndexKeeper:
         self._stop = threading.Event()
         self._post = post
         self._frozen = False
+        self._sessions_touched = False  # a batch's events reached the session summaries (see `_saw`)
+        self._sessions_prefix = workspace.config.sessions.folder.strip("/") + "/"
 
     def stop(self) -> None:
         """Ask the worker to end (it checks between chunks and file events, within a fraction of a second)."""
@@ -119,6 +122,9 @@ class IndexKeeper:
             def on_batch(report: IndexReport, events: int) -> None:
                 self._after_batch(indexer, report)
 
+            def on_paths(paths: frozenset[str]) -> None:
+                self._saw(paths)
+
             def on_ready() -> None:
                 if not self._frozen:
                     # Everything loaded so far (the index's caches, the session refs, Textual's widgets) lives as
@@ -138,6 +144,7 @@ class IndexKeeper:
                         debounce_ms=WATCH_DEBOUNCE_MS,
                         progress=progress,
                         on_ready=on_ready,
+                        on_paths=on_paths,
                     )
                 except CompanionError as exc:
                     self._failed(exc)
@@ -152,8 +159,23 @@ class IndexKeeper:
         self.batches += 1
         self.idle = True
         self._post(IndexStatus(state=f"watching, {counted(notes, 'note')}, {counted(chunks, 'chunk')}"))
-        if report.notes_indexed or report.notes_deleted:
+        touched, self._sessions_touched = self._sessions_touched, False
+        if report.notes_indexed or report.notes_deleted or touched:
             self._post(IndexChanged())
+
+    def _saw(self, paths: frozenset[str]) -> None:
+        """Note whether a batch touched the session summaries: the index may leave their folder out, but the hot
+        tier reads them from the vault, so a session the agent just wrote must show whatever the index does."""
+        prefix = self._sessions_prefix
+        if any(p.startswith(prefix) or prefix.startswith(p + "/") for p in paths):
+            self._sessions_touched = True
+
+    def _sessions_stamp(self) -> tuple[tuple[str, str, str], ...]:
+        """What the hot window's session summaries are now (path, date, time), to notice new ones while only
+        following another writer (which indexes, but does not tell the app about notes it leaves out)."""
+        since = dt.date.today() - dt.timedelta(days=max(self.workspace.config.retention.hot_window_days, 1) + 1)
+        with self.lock:  # the vault's summary cache is shared with the app's recalls
+            return tuple((s.path, s.date, s.time) for s in self.workspace.vault.sessions(since=since))
 
     def _follow(self, *, until_lock_free: bool) -> None:
         """Show another process's writes as they land; return when the writer lock is free (to take over)."""
@@ -163,9 +185,14 @@ class IndexKeeper:
         self._post(IndexStatus(state=f"following, {counted(notes, 'note')}, {counted(chunks, 'chunk')}"))
         self.idle = True
         ask_again = time.monotonic() + ASK_AGAIN_S
+        sessions = self._sessions_stamp()
         while not self._stop.wait(FOLLOW_S):
             with self.lock:
                 now = self.workspace.manifest.generation()
+            sessions_now = self._sessions_stamp()
+            if sessions_now != sessions:
+                sessions = sessions_now
+                self._post(IndexChanged())
             if now != generation:
                 generation = now
                 with self.lock:

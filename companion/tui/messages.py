@@ -47,7 +47,12 @@ class RecallReady(Report):
     """A recall finished; only the newest question's answer is shown."""
 
     def __init__(
-        self, asked: int, query: str, context: RecalledContext, headings: dict[str, str] | None = None
+        self,
+        asked: int,
+        query: str,
+        context: RecalledContext,
+        headings: dict[str, str] | None = None,
+        latest: tuple[tuple[str, str, str], ...] = (),
     ) -> None:
         super().__init__()
         self.asked = asked
@@ -58,6 +63,8 @@ class RecallReady(Report):
         """What recall found."""
         self.headings = headings or {}
         """Path to the heading its best passage sits under (the warm pane shows it beside the note)."""
+        self.latest = latest
+        """With no question and nothing pushed out of hot: (path, day changed, type) of the notes changed last."""
 
 
 class NoteRead(Report):
