@@ -398,3 +398,27 @@ def test_calls_catch_up_only_after_the_vault_changed(tmp_path: Path, monkeypatch
         anyio.run(main)
     finally:
         companion.close()
+
+
+def test_recall_recent_lists_a_session_summary_written_while_the_server_runs(tmp_path: Path) -> None:
+    # The summaries' folder is left out of the index: recall_recent reads it from the vault on each call.
+    import datetime as dt
+
+    started = (dt.datetime.now() - dt.timedelta(hours=2)).replace(microsecond=0)
+    rel = f"ops/sessions/{started.date()}/{started:%H%M%S}-parcel.md"
+
+    async def session(client: Client) -> None:
+        before = await client.call_tool("recall_recent", {"hours": 48})
+        assert rel not in [s["path"] for s in before.structured_content["sessions"]]
+        vault = tmp_path / "vault"
+        write(
+            vault,
+            rel,
+            f"---\ndate: {started.date()}\nuser_id: carol\nchat_id: web\ntime: '{started:%H:%M:%S}'\n"
+            "user_msg: Where is the parcel?\nsentinel_msg: It left the depot.\n---\n\nIt left the depot.\n",
+        )
+        after = await client.call_tool("recall_recent", {"hours": 48})
+        listed = {s["path"]: s for s in after.structured_content["sessions"]}
+        assert rel in listed, listed
+
+    in_memory(tmp_path, session)
