@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -27,14 +28,20 @@ _INDENTED = re.compile(r"^(?P<indent>[ \t]+)(?P<key>[A-Za-z_][\w-]*)\s*:(?P<valu
 
 
 def changed_keys(section: str, before: object, after: object) -> dict[str, Scalar]:
-    """The fields of a settings dataclass (`before` as saved, `after` as wanted) whose values differ."""
+    """The fields of a settings dataclass (`before` as saved, `after` as wanted) whose values differ.
+
+    A whole number held as a float in a field typed `int` (a knob stepped in floats) is given as an int, so it is
+    written `35`, as the field reads it, not `35.0`.
+    """
     if not (dataclasses.is_dataclass(before) and dataclasses.is_dataclass(after)):
         raise TypeError(f"{section}: expected two settings dataclasses")
+    types = typing.get_type_hints(type(after))
     out: dict[str, Scalar] = {}
     for field in dataclasses.fields(after):
         old, new = getattr(before, field.name), getattr(after, field.name)
         if old != new:
-            out[field.name] = new
+            whole = isinstance(new, float) and new.is_integer() and types.get(field.name) is int
+            out[field.name] = int(new) if whole else new
     return out
 
 
@@ -102,6 +109,9 @@ def edit_section(text: str, section: str, changes: Mapping[str, Scalar]) -> str:
 def _scalar(value: Scalar) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        # As the app shows it (35, not 35.0); YAML reads it back as the same number, which a float field accepts.
+        return str(int(value))
     if isinstance(value, int | float):
         return repr(value)
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

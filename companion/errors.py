@@ -71,6 +71,16 @@ class NotFoundError(CurationError):
     exit_code = 2
 
 
+class AmbiguousNoteError(NotFoundError):
+    """The name given for a note (a title, an alias) is shared by several notes: a bad argument, which the message
+    answers by naming them."""
+
+    def __init__(self, message: str, paths: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.paths = paths
+        """The notes that share the name, by vault path."""
+
+
 class NothingToUndoError(CurationError):
     """`undo` found no curation left to undo: nothing was done (exit code 1, as for any refused curation)."""
 

@@ -68,17 +68,17 @@ class RetentionPolicy:
 
 
 KNOB_HELP: dict[str, str] = {
-    "hot_limit": "Sessions kept hot per chat (user and chat). 1 or more.",
-    "hot_window_days": "Days that count as recent: 2 is today and yesterday. 0 or more.",
-    "half_life_days": "Days after which a note's decay multiplier halves without use. More than 0.",
-    "decay_floor": "Lowest decay multiplier: an old note never drops below it. 0 to decay_ceiling.",
-    "decay_ceiling": "Highest decay multiplier: recent use never lifts a note past it. decay_floor to 1.",
-    "access_resistance": "Added to the multiplier for each past use, up to max_resistance. 0 to 1.",
-    "max_resistance": "The most that past uses can add to the multiplier. 0 to 1.",
-    "never_accessed": "The multiplier of a note nobody has opened or used yet. 0 to 1.",
-    "confidence_lift": "Added to never_accessed in proportion to a memory note's confidence. 0 to 1.",
-    "warm_results": "How many notes the warm pane and recall return. 1 or more.",
-    "token_budget": "Hard token budget of a context assembled for an agent. 1 or more.",
-    "session_timeout_minutes": "Minutes of quiet after which a new message starts a new session. 1 or more.",
+    "hot_limit": "(1 or more): sessions kept hot per conversation (user and chat).",
+    "hot_window_days": "(0 or more): days counted as recent; 2 is today and yesterday.",
+    "half_life_days": "(over 0): days after which an unused note's decay halves.",
+    "decay_floor": "(0 to the ceiling): an old note's decay never drops below it.",
+    "decay_ceiling": "(the floor to 1): recent use never lifts a note's decay past it.",
+    "access_resistance": "(0 to 1): added to the decay per past use, up to the max.",
+    "max_resistance": "(0 to 1): the most that past uses add to the decay.",
+    "never_accessed": "(0 to 1): the decay of a note nobody has used yet.",
+    "confidence_lift": "(0 to 1): added to never_accessed by a memory's confidence.",
+    "warm_results": "(1 or more): how many notes the warm pane and recall return.",
+    "token_budget": "(1 or more): hard token budget of a context made for an agent.",
+    "session_timeout_minutes": "(1 or more): quiet minutes that end a session.",
 }
 """What each `RetentionPolicy` knob does and the values it takes, one line each."""

@@ -27,7 +27,8 @@ class NoteView(VerticalScroll):
 
     DEFAULT_CSS = """
     NoteView { height: 1fr; }
-    NoteView > #properties { color: $text-muted; padding: 0 1; }
+    NoteView > #properties { color: $text-muted; padding: 0 1; max-height: 2; }
+    NoteView.-unfolded > #properties { max-height: 100%; }
     NoteView > Markdown { margin: 0; }
     """
 
@@ -46,6 +47,7 @@ class NoteView(VerticalScroll):
     def action_fold(self) -> None:
         """Fold the properties into a line or two, or show each on its own line."""
         self.unfolded = not self.unfolded
+        self.set_class(self.unfolded, "-unfolded")
         if self._note is not None:
             self.query_one("#properties", Static).update(self._properties(self._note))
 

@@ -52,11 +52,11 @@ class PolicyKnobs(DataTable[str]):
             super().__init__()
 
     class KnobHighlighted(Message):
-        """The cursor moved to a knob (the screen says what it does)."""
+        """The cursor moved to a knob (the screen says what it does), or left the knobs."""
 
         def __init__(self, knob: str) -> None:
             self.knob = knob
-            """The knob's name, a `RetentionPolicy` field."""
+            """The knob's name, a `RetentionPolicy` field; empty when the knobs lost the focus."""
             super().__init__()
 
     def __init__(self, policy: RetentionPolicy, *, id: str | None = None) -> None:
@@ -78,6 +78,10 @@ class PolicyKnobs(DataTable[str]):
         event.stop()
         if self.has_focus and event.row_key.value is not None:
             self.post_message(self.KnobHighlighted(event.row_key.value))
+
+    def on_blur(self) -> None:
+        """Leaving the knobs: the line under them goes back to how to reach them."""
+        self.post_message(self.KnobHighlighted(""))
 
     def on_focus(self) -> None:
         """Entering the knobs says what the highlighted one does."""

@@ -27,11 +27,13 @@ DETAILS: dict[str, tuple[str, ...]] = {
 NOTES_HINT = "/ search · Enter opens · ? every key"
 """The first keys, under a list that is not a recall (the first screen of a vault)."""
 NUMERIC = frozenset({"final", "relevance", "sim", "bm25", "decay", "n"})
+"""Columns sorted as numbers (the others as text)."""
 
 
 def detail_for(width: int) -> str:
     """The warm pane's layout for a terminal `width` columns wide: from 80 columns the final score, the decay and
-    the tier; from 120 the relevance and the last access too; from 160 every part of the score."""
+    the tier; from 110 (where both sides show) the relevance and the last access too; from 160 every part of the
+    score."""
     if width >= 160:
         return "wide"
     return "medium" if width >= 110 else "narrow"
@@ -72,6 +74,8 @@ class WarmPane(KeyedTable):
         super().__init__(id=id)
         self._detail = detail
         self._cells: list[tuple[str, dict[str, str | Text]]] = []  # (key, column -> cell) of the rows, in order
+        self._by_key: dict[str, dict[str, str | Text]] = {}  # the same, by key
+        self._subtitle = ""  # what the border says under an unsorted list
 
     @property
     def detail(self) -> str:
@@ -90,6 +94,9 @@ class WarmPane(KeyedTable):
             self.clear(columns=True)
             self._add_columns()
             self._add_rows()
+            self.border_subtitle = self._subtitle
+            if self.sort_column is not None:
+                self._apply_sort()
             self.end_refill(key)
 
     @property
@@ -100,8 +107,8 @@ class WarmPane(KeyedTable):
     def cell(self, row: int, column: str) -> str:
         """The text of a row's cell in `column` (shown or not)."""
         key = self.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value
-        cells = dict(self._cells)
-        return str(cells[key].get(column, "")) if key in cells else ""
+        cells = self._by_key.get(key or "")
+        return str(cells.get(column, "")) if cells is not None else ""
 
     def on_mount(self) -> None:
         """Set up the columns."""
@@ -154,7 +161,7 @@ class WarmPane(KeyedTable):
                 self.clear()
                 self._add_rows()
                 self.end_refill(keep)
-            self.border_subtitle = ""
+            self.border_subtitle = self._subtitle
         else:
             self.sort(column, key=key, reverse=self.sort_descending)
             self.border_subtitle = f"sorted by {column} {'↓' if self.sort_descending else '↑'}"
@@ -193,7 +200,7 @@ class WarmPane(KeyedTable):
                         "accessed": last.strftime("%Y-%m-%d") if last else "never",
                         "n": str(e.access.access_count) if e is not None else "",
                         "type": item.note_type or item.kind,
-                        "tier": marked("new") if arrived else _TIER_LABELS.get(item.tier, item.tier),
+                        "tier": _tier(item.tier, arrived=arrived),
                         "note": note,
                     },
                 )
@@ -238,7 +245,7 @@ class WarmPane(KeyedTable):
             (path, {"final": "-", "type": what, "note": f"{path} ({when})" if when else path})
             for path, when, what in rows
         ]
-        self._fill(f"notes {title}", cells, title, subtitle=NOTES_HINT)
+        self._fill("notes", cells, title, subtitle=NOTES_HINT)
 
     def _keys_if_showing(self, showing: str) -> set[str] | None:
         """The keys shown now when they answer `showing` too (so arrivals can be told), else None."""
@@ -252,6 +259,8 @@ class WarmPane(KeyedTable):
         key = self.start_refill()
         same, self.showing = showing == self.showing, showing
         self._cells = rows
+        self._by_key = dict(rows)
+        self._subtitle = subtitle
         self._add_rows()
         self.border_title = title
         self.border_subtitle = subtitle
@@ -271,6 +280,12 @@ class WarmPane(KeyedTable):
 
 _TIER_LABELS = {"temporal": "recent"}
 """How a tier reads in the pane, where it is not its own name."""
+
+
+def _tier(tier: str, *, arrived: bool) -> str | Text:
+    """The tier cell: the tier's name, marked `new` (in colour) when the note was not in the list a moment ago."""
+    label = _TIER_LABELS.get(tier, tier)
+    return marked(f"new {label}") if arrived else label
 
 
 def _same_name(heading: str, path: str) -> bool:

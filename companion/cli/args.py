@@ -146,18 +146,28 @@ def session_json(s: SessionSummary) -> dict[str, Any]:
     }
 
 
-def add_vault_arguments(parser: argparse.ArgumentParser, *, store: bool = True) -> None:
+def add_vault_arguments(parser: argparse.ArgumentParser, *, store: bool = True, verb: bool = False) -> None:
     """The options every vault command takes; without `store`, no `--chroma-url` (for commands that never open the
-    index, so their help does not offer an option they ignore)."""
-    parser.add_argument("--vault", help="the vault folder (else AGENT_VAULT_PATH, Obsidian, ~/.agent_vault)")
+    index, so their help does not offer an option they ignore).
+
+    A command group (`vault`, `memory`, `curate`) takes them before its verb too (`companion vault --vault V search
+    ...`): it calls this on its own parser, then with `verb` on each verb's, where an option left out must not
+    overwrite the value given before the verb (argparse copies a verb's defaults over the group's values).
+    """
+    default: Any = argparse.SUPPRESS if verb else None
+    parser.add_argument(
+        "--vault", default=default, help="the vault folder (else AGENT_VAULT_PATH, Obsidian, ~/.agent_vault)"
+    )
     parser.add_argument(
         "--data-dir",
+        default=default,
         help="root of the companion's data (else COMPANION_DATA_DIR, else the platform data dir)",
     )
     if not store:
         return
     parser.add_argument(
         "--chroma-url",
+        default=default,
         help="use a Chroma server (e.g. http://127.0.0.1:8000) instead of the embedded store",
     )
 

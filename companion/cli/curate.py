@@ -21,7 +21,6 @@ from companion.curation.curator import Curator, Plan, PlannedWrite
 from companion.errors import ConfigError, NotConfirmedError, NotFoundError
 from companion.locations import data_root
 from companion.vault.audit import AuditEntry, AuditLog
-from companion.vault.parse import title_of
 from companion.workspace import Workspace
 
 ACTIONS = ("pin", "unpin", "tag", "type", "archive", "delete", "merge")
@@ -47,21 +46,28 @@ def register(sub: Any) -> None:
         "`companion undo` restores them exactly. Archive, delete and merge ask first on a terminal; "
         "without one, pass --yes. See `companion curate ACTION -h`.",
     )
+    add_vault_arguments(p, store=False)
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     for action in ACTIONS:
         a = actions.add_parser(action, help=_ACTION_HELP[action], description=_ACTION_HELP[action])
         if action == "merge":
-            a.add_argument("note", metavar="DROP", help="the note to merge away (vault path, '.md' optional)")
-            a.add_argument("--into", required=True, metavar="KEEP", help="the note that receives its text")
+            a.add_argument(
+                "note", metavar="DROP", help="the note to merge away: its vault path ('.md' optional), title or alias"
+            )
+            a.add_argument(
+                "--into", required=True, metavar="KEEP", help="the note that receives its text (path, title or alias)"
+            )
         else:
             a.add_argument(
-                "note", metavar="NOTE", help="the note's vault path, such as 'Projects/Ski Trip' ('.md' optional)"
+                "note",
+                metavar="NOTE",
+                help="the note: its vault path such as 'Projects/Ski Trip' ('.md' optional), its title or an alias",
             )
         if action == "tag":
             a.add_argument("tags", nargs="*", metavar="TAG", help="the new tags, without '#'; none removes the tags")
         if action == "type":
             a.add_argument("type", metavar="TYPE", help="the new type, such as fact or entity")
-        add_vault_arguments(a, store=False)
+        add_vault_arguments(a, store=False, verb=True)
         a.add_argument(
             "--yes", "-y", action="store_true", help="apply without asking, even when it moves or removes notes"
         )
@@ -90,8 +96,8 @@ def run_curate(args: argparse.Namespace) -> int:
     """Plan one curation, print it, confirm it when it moves or removes notes, apply it and record it."""
     ws = open_workspace(args)
     curator = _curator(ws)
-    note = note_path(ws, args.note)
-    plan = _plan(curator, args, note, ws)
+    note = note_path(ws, curator, args.note)
+    plan = _plan(ws, curator, args, note)
 
     if not args.json:
         _print_plan(plan)
@@ -114,7 +120,7 @@ def run_curate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plan(curator: Curator, args: argparse.Namespace, note: str, ws: Workspace) -> Plan:
+def _plan(ws: Workspace, curator: Curator, args: argparse.Namespace, note: str) -> Plan:
     """The plan for the action the command line asks for."""
     action = args.action
     if action in ("pin", "unpin"):
@@ -127,52 +133,35 @@ def _plan(curator: Curator, args: argparse.Namespace, note: str, ws: Workspace) 
         return curator.plan_archive(note)
     if action == "delete":
         return curator.plan_delete(note)
-    return curator.plan_merge(note_path(ws, args.into), note)
+    return curator.plan_merge(note_path(ws, curator, args.into), note)
 
 
-def note_path(ws: Workspace, raw: str) -> str:
-    """The vault path a NOTE argument names: vault-relative (or absolute inside the vault), `.md` optional.
+def note_path(ws: Workspace, curator: Curator, raw: str) -> str:
+    """The vault path a NOTE argument names: a vault path (or an absolute one inside the vault), `.md` optional, or
+    the note's title or one of its aliases, resolved by `Curator.note_named`.
 
-    A note that does not exist is refused here, naming it and any note with the same name elsewhere in the vault,
-    so a mistyped folder gets a suggestion rather than a bare "no such note".
+    A name that names no note is refused here, with any note of that name elsewhere in the vault, so a mistyped
+    folder gets a suggestion rather than a bare "no such note"; a name several notes share is refused naming them.
     """
     text = raw.strip()
     if not text:
-        raise NotFoundError("give a note: its path inside the vault, such as 'Projects/Ski Trip.md'")
+        raise NotFoundError("give a note: its path inside the vault, such as 'Projects/Ski Trip.md', or its title")
     if os.path.isabs(text):
         # A path the shell completed from outside the vault still names a note when it lies inside it.
         absolute = Path(os.path.abspath(text))
-        for base in (ws.root, ws.root.resolve()):
+        for base in (ws.root, curator.root):
             if absolute.is_relative_to(base):
                 text = absolute.relative_to(base).as_posix()
                 break
         else:
             raise NotFoundError(f"{raw}: not inside the vault {ws.root}; give the note's path inside the vault")
-    if not text.lower().endswith(".md"):
-        text += ".md"
-    parts = text.split("/")
-    if ".." in parts:
+    if ".." in text.replace("\\", "/").split("/"):
         # A bad argument (exit code 2) like a missing note, not a refused curation: no note is named at all.
         raise NotFoundError(
-            f"{raw}: climbs out of its folder with '..', so it names no note in the vault {ws.root} and nothing was "
-            "written; give the note's path inside the vault, such as 'Projects/Ski Trip.md'"
+            f"{raw}: climbs out of its folder with '..', so it names no note in the vault {ws.root} and nothing "
+            "was written; give the note's path inside the vault, such as 'Projects/Ski Trip.md'"
         )
-    # Hidden folders are left to the Curator, which says exactly why it refuses them.
-    if not any(part.startswith(".") for part in parts) and not os.path.lexists(ws.root / text):
-        raise NotFoundError(
-            f"{text}: no such note in the vault {ws.root}, so nothing was written; {_suggest(ws, text)}"
-        )
-    return text
-
-
-def _suggest(ws: Workspace, missing: str) -> str:
-    """A hint for a note that is not there: the notes sharing its name, or how to write a vault path."""
-    name = title_of(missing).casefold()
-    found = sorted(rel for rel in ws.vault.scan_all() if rel.endswith(".md") and title_of(rel).casefold() == name)
-    if found:
-        shown = ", ".join(f"'{rel}'" for rel in found[:5])
-        return f"did you mean {shown}{' (and more)' if len(found) > 5 else ''}?"
-    return "give its path inside the vault as Obsidian shows it, such as 'Projects/Ski Trip.md'"
+    return curator.note_named(text)
 
 
 def _confirmed(plan: Plan, *, show: bool) -> bool:

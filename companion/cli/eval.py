@@ -65,7 +65,7 @@ def register(sub: Any) -> None:
     add_vault_arguments(p)
     p.add_argument("questions", help="JSONL file of questions with their evidence paths")
     p.add_argument("--modes", default=",".join(MODES), help=f"rankings to score (default {','.join(MODES)})")
-    p.add_argument("--k", type=int, default=10, help="results per question (default 10)")
+    p.add_argument("-k", "--k", type=int, default=10, help="results per question (default 10)")
     p.add_argument("--misses", action="store_true", help="list the questions the companion missed at 5")
     p.add_argument("--no-sync", action="store_true", help="use the index as it is")
     p.add_argument(

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 import time
 from typing import Any, TextIO
+
+CLEAR_TO_END = "\x1b[K"
+"""The terminal control that erases the rest of the line: what a shorter redraw leaves of a longer one."""
 
 
 def print_json(data: Any, stream: TextIO | None = None) -> None:
@@ -45,16 +50,19 @@ class ProgressBar:
         elif done < total and now - self._last < 0.1:
             return  # redrawing faster than the eye reads costs time on a fast phase
         self._last = now
-        width = 30
-        filled = int(width * done / total)
         elapsed = max(now - self.started, 1e-6)
         rate = done / elapsed
         left = (total - done) / rate if rate > 0 else 0.0
-        line = (
-            f"\r{self.label}: {phase} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {unit}"
-            f" ({rate:.0f}/s, {_duration(left)} left)  "
-        )
-        self.stream.write(line)
+        head = f"{self.label}: {phase} "
+        tail = f" {done}/{total} {unit} ({rate:.0f}/s, {_duration(left)} left)"
+        # A line as wide as the terminal wraps, and `\r` then returns to the wrapped part only: the bar gives way
+        # (down to 10 characters) so the line stays one short of the width, and only then is the line cut.
+        columns = _columns(self.stream)
+        width = max(min(30, columns - 1 - len(head) - len(tail) - 2), 10)
+        filled = int(width * done / total)
+        line = f"{head}[{'#' * filled}{'.' * (width - filled)}]{tail}"
+        # `\r` returns to the line's start; erasing to its end clears what a longer line drawn before left there.
+        self.stream.write(f"\r{line[: max(columns - 1, 20)]}{CLEAR_TO_END}")
         self.stream.flush()
         self._drawn = True
 
@@ -108,6 +116,14 @@ class JsonProgress:
 
     def close(self) -> None:
         """Nothing to end: every line is whole."""
+
+
+def _columns(stream: TextIO) -> int:
+    """The width of the terminal `stream` writes to (its own, as stdout may be redirected while stderr is not)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return shutil.get_terminal_size().columns
 
 
 def _duration(seconds: float) -> str:

@@ -39,7 +39,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("recall", help="recall notes for a question: hot, warm and temporal tiers")
     add_vault_arguments(p)
     p.add_argument("query", nargs="?", help="the question or words to look for")
-    p.add_argument("--k", type=int, default=None, help="how many notes (default: the policy's warm_results)")
+    p.add_argument("-k", "--k", type=int, default=None, help="how many notes (default: the policy's warm_results)")
     add_scope_arguments(p)
     p.add_argument("--batch", metavar="FILE.jsonl", help="answer one JSON query per line ('-' for stdin)")
     p.add_argument("--explain", action="store_true", help="show every part of each score")
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         context = engine.recall(args.query, k=args.k, as_of=as_of, scope=scope)
         if args.record and as_of is None:
             engine.record(used(context))
-        why = "" if context.results else _why_nothing(ws, scope)
+        why = "" if context.results else _why_nothing(ws, scope, args.no_sync)
         # The index's chunk anchors are its own ids: show the heading or block Obsidian opens, and the passage.
         located = {i.path: engine.locate(i) for i in context.shown(len(context.results)) if i.explanation is not None}
     finally:
@@ -90,10 +90,26 @@ def run(args: argparse.Namespace) -> int:
 _BUILT_IN_FIELDS = frozenset({"kind", "type", "path", "title"})
 
 
-def _why_nothing(ws: Workspace, scope: Scope) -> str:
-    """Why a recall found nothing: an empty index, a filter on a field no note has, or simply no match."""
+def _why_nothing(ws: Workspace, scope: Scope, no_sync: bool) -> str:
+    """Why a recall found nothing: a folder without notes, an empty index, a filter on a field no note has, or simply
+    no match."""
     if ws.manifest.note_count() == 0:
-        return "no notes found: the index is empty (run `companion index`, or leave out --no-sync)"
+        notes = ws.vault.scan()
+        if not notes and not ws.vault.left_out:
+            return (
+                f"no notes found: {ws.root} holds no notes. A vault is a folder of Markdown notes (`.md` files, in "
+                "any subfolders), such as an Obsidian vault; point --vault or AGENT_VAULT_PATH at one"
+            )
+        if not notes:
+            skipped = sum(ws.vault.left_out.values())
+            reasons = ", ".join(sorted(ws.vault.left_out))
+            verb = "is" if skipped == 1 else "are all"
+            return (
+                f"no notes found: the {counted(skipped, 'note')} in {ws.root} {verb} left out of the index by {reasons}"
+            )
+        if no_sync:
+            return "no notes found: the index is empty (run `companion index`, or leave out --no-sync)"
+        return "no notes found: the index is empty (a running `companion index --watch` may still be building it)"
     keys = [key for key, _value in scope.where if key.casefold() not in _BUILT_IN_FIELDS]
     unknown = sorted(set(keys) - ws.manifest.fields_held(keys))
     if unknown:

@@ -22,11 +22,12 @@ from companion.words import counted
 def register(sub: Any) -> None:
     """Add the `vault` and `memory` subcommands."""
     vault = sub.add_parser("vault", help="search, read, list and follow the vault's notes as an agent does")
+    add_vault_arguments(vault)
     verbs = vault.add_subparsers(dest="verb", metavar="VERB", required=True)
 
     p = _verb(verbs, "search", "hybrid recall with the decay, as vault_search")
     p.add_argument("query", help="what to look for")
-    p.add_argument("--k", type=int, default=10, help="how many notes (default 10)")
+    p.add_argument("-k", "--k", type=int, default=10, help="how many notes (default 10)")
     p.add_argument("--where", action="append", default=[], metavar="FIELD=VALUE", help="frontmatter filter")
     p.add_argument("--since", help="first day of the note's date")
     p.add_argument("--until", help="last day of the note's date")
@@ -87,11 +88,12 @@ def register(sub: Any) -> None:
     p.set_defaults(run=_run(_remember, _print_written))
 
     memory = sub.add_parser("memory", help="query memory by one retrieval path (exact, type, lexical, hybrid or graph)")
+    add_vault_arguments(memory)
     verbs = memory.add_subparsers(dest="verb", metavar="VERB", required=True)
     p = _verb(verbs, "query", "exact, type, lexical, hybrid or graph")
     p.add_argument("mode", choices=MEMORY_MODES, help="the retrieval path")
     p.add_argument("query", help="a title or alias (exact, graph), a type (type), or words (lexical, hybrid)")
-    p.add_argument("--k", type=int, default=10, help="how many notes (default 10)")
+    p.add_argument("-k", "--k", type=int, default=10, help="how many notes (default 10)")
     p.set_defaults(
         run=_run(lambda api, a: {"mode": a.mode, "results": _found(api.memory_query(a.mode, a.query, k=a.k))})
     )
@@ -99,7 +101,7 @@ def register(sub: Any) -> None:
 
 def _verb(verbs: Any, name: str, help: str) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = verbs.add_parser(name, help=help)
-    add_vault_arguments(p)
+    add_vault_arguments(p, verb=True)
     p.add_argument("--no-sync", action="store_true", help="use the index as it is")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p

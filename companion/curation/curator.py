@@ -27,13 +27,15 @@ from pathlib import Path
 from urllib.parse import quote
 
 from companion.atomic import HeldFolder, LinkRefused, fit_name
+from companion.config import CompanionConfig
 from companion.curation.merge import merge_edits
 from companion.curation.plans import Plan, PlannedWrite, decode_note
 from companion.errors import CurationError, NotFoundError, NothingToUndoError
 from companion.folderlock import folder_lock
 from companion.vault.audit import AuditEntry, AuditLog, FileChange, sha256_hex
 from companion.vault.frontmatter_edit import properties, remove_field, set_field
-from companion.vault.reader import _inside, _unsafe_reason, valid_name
+from companion.vault.naming import NoteNames
+from companion.vault.reader import ObsidianVault, _inside, _unsafe_reason, valid_name
 
 __all__ = ["CurationError", "Curator", "Plan", "PlannedWrite", "obsidian_uri"]
 
@@ -171,16 +173,20 @@ class Curator:
         """
         rel = self._note_path(path)
         raw = self._read(rel)
-        writes, where = self._removal(rel, raw)
-        return Plan("delete", f"Delete {rel}: {where}", True, writes)
+        writes, will, was = self._removal(rel, raw)
+        return Plan("delete", f"Delete {rel}: it {will}", True, writes, done=f"Deleted {rel}: it {was}")
 
-    def _removal(self, rel: str, raw: bytes) -> tuple[tuple[PlannedWrite, ...], str]:
-        """The writes that delete a note as the vault's trash setting says, and a phrase saying where it goes."""
+    def _removal(self, rel: str, raw: bytes) -> tuple[tuple[PlannedWrite, ...], str, str]:
+        """The writes that delete a note as the vault's trash setting says, and where it goes: said before (`will
+        be moved to ...`, for the confirmation) and after (`was moved to ...`)."""
         removal = PlannedWrite(rel, sha256_hex(raw), None)
         if self.trash_option() == "none":
-            return (removal,), "removed for good (the vault's trash setting is 'none'; undo can still restore it)"
+            why = "(the vault's trash setting is 'none'; undo can still restore it)"
+            return (removal,), f"will be removed for good {why}", f"was removed for good {why}"
         destination = self._trash_path(rel)
-        return (PlannedWrite(destination, None, raw, like=rel), removal), f"moved to {destination} (Obsidian's trash)"
+        where = f"{destination} (Obsidian's trash)"
+        writes = (PlannedWrite(destination, None, raw, like=rel), removal)
+        return writes, f"will be moved to {where}", f"was moved to {where}"
 
     def _trash_path(self, rel: str) -> str:
         name = rel.rsplit("/", 1)[-1]
@@ -214,9 +220,9 @@ class Curator:
             # Two spellings of one file (a case-insensitive file system).
             raise CurationError(f"{keep} and {drop} are the same file; a note cannot be merged into itself")
         edits = merge_edits(self.root, keep, drop, keep_raw, drop_raw, self._read)
-        removal, where = self._removal(drop, drop_raw)
+        removal, will, was = self._removal(drop, drop_raw)
         writes = (edits.keep_write, *removal, *edits.relinked)
-        return Plan("merge", edits.summary(where), True, writes)
+        return Plan("merge", edits.summary(will), True, writes, done=edits.summary(was, done=True))
 
     # -- applying and undoing
     # ---------------------------------------------------------------------------------------------------------
@@ -266,7 +272,7 @@ class Curator:
                 "nothing was written in the vault"
             ) from exc
         steps = [(write.path, write.content, self._mode_like(write, current)) for write in plan.writes]
-        return self._write_and_record(steps, current, lambda: (plan.action, plan.summary, changes, None), details)
+        return self._write_and_record(steps, current, lambda: (plan.action, plan.outcome, changes, None), details)
 
     def undo(self, entry_id: str | None = None) -> AuditEntry:
         """Put back every file an entry changed (by default the newest one not yet undone) and record the undo.
@@ -293,9 +299,7 @@ class Curator:
         if entry_id is None:
             entry = self.audit.last_undoable()
             if entry is None:
-                raise NothingToUndoError(
-                    f"{self.audit.log_path}: nothing to undo; no curation of this vault is left undone"
-                )
+                raise NothingToUndoError(f"{self.audit.nothing_to_undo()} (the audit log is {self.audit.log_path})")
         else:
             found = self.audit.find(entry_id)
             if found is None:
@@ -430,6 +434,24 @@ class Curator:
 
     # -- paths and reads
     # ---------------------------------------------------------------------------------------------------------
+
+    def note_named(self, name: str) -> str:
+        """The vault path of the note a person names: its path (`.md` optional, any case), the end of its path, its
+        title (the file name) or one of its aliases, resolved as Obsidian resolves a link (see `NoteNames.find`).
+
+        `AmbiguousNoteError` names the notes when several share the name; `NotFoundError` when none has it. A path
+        into a hidden folder is returned as written, for the plan to refuse with the reason.
+        """
+        text = name.strip() if isinstance(name, str) else ""
+        if any(part.startswith(".") and part not in (".", "..") for part in text.replace("\\", "/").split("/")):
+            return text if text.lower().endswith(".md") else f"{text}.md"
+        vault = ObsidianVault(self.root, CompanionConfig())
+        files = vault.scan_all()
+
+        def aliases() -> dict[str, tuple[str, ...]]:
+            return {rel: note.aliases for rel, note in vault.read_all_notes(files).items() if note.aliases}
+
+        return NoteNames(files, aliases).find(text)
 
     def _note_path(self, path: str) -> str:
         """A vault path that may be curated as a note: relative, normalised, visible, ending in `.md`."""

@@ -36,6 +36,14 @@ class Plan:
     """True for curations that move or remove notes (delete, merge, archive): ask before applying."""
     writes: tuple[PlannedWrite, ...]
     """Every file written or removed; empty when there is nothing to change."""
+    done: str = ""
+    """What happened, said once it has (for the audit log and the note after applying), where the summary speaks of
+    what will happen ("will be moved to .trash/"); empty when the summary reads right before and after."""
+
+    @property
+    def outcome(self) -> str:
+        """The line to say once the plan is applied: `done`, else the summary."""
+        return self.done or self.summary
 
     @property
     def changes_nothing(self) -> bool:

@@ -148,7 +148,7 @@ class CompanionApp(App[int]):
         """Search box on top, hot and warm panes on the left, note view and knobs on the right."""
         yield Header()
         yield Input(
-            placeholder="search what the agent remembers (empty: what the policy pushed out of hot)", id="search"
+            placeholder="search what the agent remembers (empty: what left hot, or the notes changed last)", id="search"
         )
         with Horizontal(id="main"):
             with Vertical(id="left"):
@@ -166,9 +166,10 @@ class CompanionApp(App[int]):
         """Lay the panes out for the terminal's size (see `app.tcss`): side by side from `WIDE` columns, else one
         side at a time (`v` switches); the knobs' and graph's share shrinks below `TALL` rows."""
         narrow = event.size.width < WIDE
-        if narrow != self.has_class("-narrow"):
-            self.refresh_bindings()  # `v` comes and goes with the width
+        changed = narrow != self.has_class("-narrow")
         self.set_class(narrow, "-narrow")
+        if changed:
+            self.refresh_bindings()  # `v` comes and goes with the width
         self.set_class(event.size.height < TALL, "-short")
         with contextlib.suppress(NoMatches):  # not composed yet: compose reads the size itself
             self.query_one(WarmPane).detail = detail_for(event.size.width)
@@ -193,8 +194,8 @@ class CompanionApp(App[int]):
 
     def on_policy_knobs_knob_highlighted(self, event: PolicyKnobs.KnobHighlighted) -> None:
         """Say what the highlighted knob does and the values it takes."""
-        text = RetentionPolicy.explain(event.knob)
-        self.query_one("#knob-help", Static).update(f"{event.knob}: {text}" if text else KNOBS_HINT)
+        text = RetentionPolicy.explain(event.knob) if event.knob else ""
+        self.query_one("#knob-help", Static).update(f"{event.knob} {text}" if text else KNOBS_HINT)
 
     def action_other_side(self) -> None:
         """On a narrow terminal: show the note, graph and knobs instead of the lists, or the lists again."""
@@ -269,7 +270,7 @@ class CompanionApp(App[int]):
         if not self._handled():
             return
         self.curations += 1
-        self.notify(message.summary, title="done: u undoes it")
+        self.notify(message.summary, title="undone" if message.undo else "done: u undoes it")
         shown = self._shown_path
         if shown in message.written:
             self.open_note(shown, refresh=True)

@@ -19,7 +19,9 @@ from companion.errors import CompanionError
 from companion.tui.messages import Curated, Notice
 from companion.vault.audit import AuditLog
 from companion.vault.links import frontmatter_tags
+from companion.vault.naming import NoteNames
 from companion.vault.notes import Note
+from companion.vault.parse import aliases_of
 from companion.workspace import Workspace
 from widgets.ask import AskDialog
 from widgets.confirm import ConfirmDialog
@@ -131,14 +133,20 @@ class CurationFlow:
             return
 
         def answered(text: str | None) -> None:
-            if text:
-                keep = text.strip() if text.strip().endswith(".md") else f"{text.strip()}.md"
-                self._plan(lambda c: c.plan_merge(keep, path))
+            if text and text.strip():
+                # The name is resolved when the plan is made, against the vault's files as they are then.
+                self._plan(lambda c: c.plan_merge(c.note_named(text), path))
 
         def ask() -> None:
             with self._lock:
-                paths = [r.path for r in self.workspace.manifest.notes() if r.path != path]
-            dialog = AskDialog(f"Merge {path} into which note?", "", "a vault path; its text is appended there", paths)
+                records = self.workspace.manifest.notes()
+            names = NoteNames([r.path for r in records], {r.path: aliases_of(r.frontmatter) for r in records})
+            dialog = AskDialog(
+                f"Merge {path} into which note?",
+                "",
+                "its title, an alias or its vault path; this note's text is appended there",
+                names.completions(leave_out=[path]),
+            )
             self.app.call_from_thread(self.app.push_screen, dialog, answered)
 
         self._in_thread(ask)
@@ -173,12 +181,14 @@ class CurationFlow:
 
     def _ask_undo(self) -> None:
         try:
-            entry = self.curator().audit.last_undoable()
+            audit = self.curator().audit
+            entry = audit.last_undoable()
+            nothing = audit.nothing_to_undo() if entry is None else ""
         except CompanionError as exc:
             self._failed(exc)
             return
         if entry is None:
-            self._notice("nothing to undo", severity="warning")
+            self._notice(nothing, severity="warning")
         elif entry.id in self._made_here:
             self._undo_now(entry.id)
         else:
@@ -230,16 +240,20 @@ class CurationFlow:
             self._failed(exc)
             return
         written = [w.path for w in plan.writes if w.content is not None]
-        self.app.post_message(Curated(plan.summary, written, [w.path for w in plan.writes if w.content is None]))
+        self.app.post_message(Curated(plan.outcome, written, [w.path for w in plan.writes if w.content is None]))
 
     def _undo_now(self, entry_id: str) -> None:
         try:
             entry = self.curator().undo(entry_id)
+            before = self.curator().audit.last_undoable()
         except CompanionError as exc:
             self._failed(exc)
             return
+        undone = entry.summary.removeprefix("Undo: ")  # the undo's own entry names what it undid that way
+        next_step = "u undoes the one before" if before is not None else "nothing older is left to undo"
         restored = [c.path for c in entry.changes if c.after is not None]
-        self.app.post_message(Curated(entry.summary, restored, [c.path for c in entry.changes if c.after is None]))
+        removed = [c.path for c in entry.changes if c.after is None]
+        self.app.post_message(Curated(f"Undone: {undone}. {next_step}", restored, removed, undo=True))
 
     def _failed(self, exc: CompanionError) -> None:
         # The message says whether anything was written (a failed write is put back, and says so if it could not be).

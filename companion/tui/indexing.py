@@ -175,7 +175,11 @@ class IndexKeeper:
         following another writer (which indexes, but does not tell the app about notes it leaves out)."""
         since = dt.date.today() - dt.timedelta(days=max(self.workspace.config.retention.hot_window_days, 1) + 1)
         with self.lock:  # the vault's summary cache is shared with the app's recalls
-            return tuple((s.path, s.date, s.time) for s in self.workspace.vault.sessions(since=since))
+            vault = self.workspace.vault
+            known = len(vault.problems)
+            stamp = tuple((s.path, s.date, s.time) for s in vault.sessions(since=since))
+            del vault.problems[known:]  # polled every second: a broken summary is reported by recall, not each time
+            return stamp
 
     def _follow(self, *, until_lock_free: bool) -> None:
         """Show another process's writes as they land; return when the writer lock is free (to take over)."""

@@ -94,10 +94,12 @@ class GraphRead(Report):
 class Curated(Report):
     """A curation or an undo was applied: show the files as they are now and recall again."""
 
-    def __init__(self, summary: str, written: list[str], removed: list[str]) -> None:
+    def __init__(self, summary: str, written: list[str], removed: list[str], *, undo: bool = False) -> None:
         super().__init__()
         self.summary = summary
         """What was done."""
+        self.undo = undo
+        """The change was an undo (its summary says what the next `u` would undo)."""
         self.written = written
         """Files written."""
         self.removed = removed

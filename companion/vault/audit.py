@@ -255,6 +255,12 @@ class AuditLog:
                 return entry
         return None
 
+    def nothing_to_undo(self) -> str:
+        """Why a plain undo finds nothing, said plainly: no curation was ever made, or every one is undone already."""
+        if any(entry.action not in _NOT_UNDOABLE and entry.undoes is None for entry in self.entries()):
+            return "nothing to undo: every curation of this vault has been undone already"
+        return "nothing to undo: no curation of this vault has been done yet"
+
 
 _NOT_UNDOABLE = ("undo", "process", "forward", "embed", "refused")
 

@@ -1,20 +1,23 @@
 """Minimal, byte-preserving edits of one top-level property in a note's YAML frontmatter.
 
 Only the edited property's own lines change: every other byte of the file (other properties, comments, blank
-lines, the body, a UTF-8 BOM, CRLF line endings) stays as it was. Every edit is checked by parsing the result with
-the project's own parser (`vault.parse`): when the edited property does not read back as the intended value, or
-any other property reads differently, the frontmatter is too unusual to edit by text and a `CurationError` is raised
-instead of returning a damaged note.
+lines, the body, a UTF-8 BOM, CRLF line endings) stays as it was. Within the property too, what does not change
+stays as written: a property set to the value it has is not touched, a list that only gains items keeps its items'
+quoting and comments, and `rewrite_field` edits a value's text in place (a link's target) rather than writing it
+anew. Every edit is checked by parsing the result with the project's own parser (`vault.parse`): when the edited
+property does not read back as the intended value, or any other property reads differently, the frontmatter is too
+unusual to edit by text and a `CurationError` is raised instead of returning a damaged note.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from yaml.nodes import MappingNode, ScalarNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from companion.errors import CurationError, NoteError
 from companion.vault.parse import HANDLER, decode_text
@@ -52,6 +55,10 @@ class _Entry:
     key: str
     start: int
     end: int
+    value_end: int = 0
+    """Index just after its value's last character (after the `]` of a flow list)."""
+    flow_list: bool = False
+    """Its value is a list written in flow style, `[a, b]`."""
 
 
 def set_field(text: str, key: str, value: FieldValue, *, path: str = "the note") -> str:
@@ -77,9 +84,18 @@ def set_field(text: str, key: str, value: FieldValue, *, path: str = "the note")
             raise _too_unusual(path, f"the property '{key}' is given {len(matching)} times")
         if matching:
             entry = matching[0]
+            current = before.get(key)
+            if type(current) is type(value) and current == value:
+                return text  # already so: its lines stay as written, quoting and comments included
             # A list keeps the style the user wrote it in (flow `[a, b]`, or its own indentation of `- item`).
             like = rest[entry.start : entry.end]
             new_rest = rest[: entry.start] + _render(key, value, block.newline, like) + rest[entry.end :]
+            extended = _extended(rest, entry, current, value, block.newline)
+            if extended is not None:
+                # Items added to a list: its items as written stay, if the text reads back right that way.
+                expected = {**before, key: list(value) if isinstance(value, list) else value}
+                if _reads_as(bom + extended, expected, path):
+                    return bom + extended
         else:
             new_rest = rest[: block.end] + _render(key, value, block.newline) + rest[block.end :]
         new_text = bom + new_rest
@@ -87,6 +103,27 @@ def set_field(text: str, key: str, value: FieldValue, *, path: str = "the note")
     expected[key] = list(value) if isinstance(value, list) else value
     _verify(new_text, expected, key, path)
     return new_text
+
+
+def rewrite_field(text: str, key: str, edit: Callable[[str], str], value: FieldValue, *, path: str = "the note") -> str:
+    """The text with top-level property `key` set to `value` by passing its lines through `edit` (which changes a
+    link's target, say), so its quoting, layout and comments stay as written.
+
+    When the edited lines do not read back as `value` with every other property unchanged (an escape in a quoted
+    string, a target that needs quoting), the property is written anew by `set_field` instead.
+    """
+    _check_value(key, value)
+    before = _properties(text, path)
+    bom, rest = _split_bom(text)
+    block = _find_block(rest, path)
+    matching = [] if block is None else [entry for entry in _entries(rest, block, path) if entry.key == key]
+    if len(matching) == 1:
+        entry = matching[0]
+        edited = rest[: entry.start] + edit(rest[entry.start : entry.end]) + rest[entry.end :]
+        expected = {**before, key: list(value) if isinstance(value, list) else value}
+        if _reads_as(bom + edited, expected, path):
+            return bom + edited
+    return set_field(text, key, value, path=path)
 
 
 def remove_field(text: str, key: str, *, path: str = "the note") -> str:
@@ -202,16 +239,47 @@ def _entries(rest: str, block: _Block, path: str) -> list[_Entry]:
         raise _does_not_parse(path, "it is not a mapping of properties")
     if node.flow_style:
         raise _too_unusual(path, "it is written as one '{...}' mapping")
-    starts: list[tuple[str, int]] = []
-    for key_node, _value in node.value:
+    starts: list[tuple[str, int, Node]] = []
+    for key_node, value_node in node.value:
         if not isinstance(key_node, ScalarNode) or key_node.start_mark.column != 0:
             raise _too_unusual(path, f"a property name at line {key_node.start_mark.line + 2} is not a plain name")
-        starts.append((str(key_node.value), block.start + key_node.start_mark.index))
+        starts.append((str(key_node.value), block.start + key_node.start_mark.index, value_node))
     entries: list[_Entry] = []
-    for number, (key, start) in enumerate(starts):
+    for number, (key, start, value_node) in enumerate(starts):
         limit = starts[number + 1][1] if number + 1 < len(starts) else block.end
-        entries.append(_Entry(key=key, start=start, end=_trim_trailing(rest, start, limit)))
+        entries.append(
+            _Entry(
+                key=key,
+                start=start,
+                end=_trim_trailing(rest, start, limit),
+                value_end=block.start + value_node.end_mark.index,
+                flow_list=isinstance(value_node, SequenceNode) and bool(value_node.flow_style),
+            )
+        )
     return entries
+
+
+def _extended(rest: str, entry: _Entry, current: object, value: FieldValue, newline: str) -> str | None:
+    """The text with the items that `value` adds after the items of the list `current` written into the property's
+    lines in their style, its items as written kept; None when `value` is not `current` with items added."""
+    if not (isinstance(current, list) and current and isinstance(value, list)):
+        return None
+    if len(value) <= len(current) or value[: len(current)] != current:
+        return None
+    added = value[len(current) :]
+    if entry.flow_list:
+        # After the last item (before any space and the closing `]`), in the list's own separator style.
+        close = entry.value_end - 1
+        if not rest.startswith("]", close):
+            return None
+        at = len(rest[:close].rstrip())
+        return rest[:at] + "".join(f", {_flow_item(item)}" for item in added) + rest[at:]
+    found = _BLOCK_ITEM.search(rest, entry.start, entry.end)
+    if found is None:
+        return None
+    indent = found.group(1)
+    lines = "".join(f"{indent}- {scalar(item)}{newline}" for item in added)
+    return rest[: entry.end] + lines + rest[entry.end :]
 
 
 def _trim_trailing(rest: str, start: int, limit: int) -> int:
@@ -251,6 +319,14 @@ def _properties(text: str, path: str) -> dict[str, Any]:
         raise _does_not_parse(path, str(exc)) from exc
     except RecursionError as exc:
         raise _does_not_parse(path, "it is nested too deeply") from exc
+
+
+def _reads_as(new_text: str, expected: dict[str, Any], path: str) -> bool:
+    """Whether the text's properties read back exactly as `expected` (and the text still parses)."""
+    try:
+        return _properties(new_text, path) == expected
+    except CurationError:
+        return False
 
 
 def _verify(new_text: str, expected: dict[str, Any], key: str | None, path: str) -> None:

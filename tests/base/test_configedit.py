@@ -71,3 +71,17 @@ def test_a_section_it_cannot_edit_line_by_line_is_refused_and_left_alone(tmp_pat
     with pytest.raises(ConfigError, match="nothing was written"):
         save_section(tmp_path, "retention", {"hot_limit": 4}, replace(before, retention=policy))
     assert (tmp_path / ".companion/companion.yaml").read_text(encoding="utf-8") == flow
+
+
+def test_a_whole_number_is_written_as_the_app_shows_it(tmp_path: Path) -> None:
+    # The knobs show 35 for the float half-life stepped from 30 to 35.0, and a count held as a float (12.0) as 12:
+    # the file gets what the app shows, and reads back as the same policy.
+    write(tmp_path, ".companion/companion.yaml", "retention:\n  hot_limit: 3\n")
+    before = load_config(tmp_path)
+    policy = replace(before.retention, half_life_days=35.0, warm_results=12.0)
+    changes = changed_keys("retention", before.retention, policy)
+    assert changes == {"half_life_days": 35.0, "warm_results": 12} and isinstance(changes["warm_results"], int)
+    save_section(tmp_path, "retention", changes, replace(before, retention=policy))
+    text = (tmp_path / ".companion/companion.yaml").read_text(encoding="utf-8")
+    assert text == "retention:\n  hot_limit: 3\n  half_life_days: 35\n  warm_results: 12\n"
+    assert load_config(tmp_path).retention == policy

@@ -224,3 +224,50 @@ def test_the_terminal_bar_shows_rate_and_time_left() -> None:
     drawn = screen.getvalue()
     assert "reading [" in drawn and "10/10 notes" in drawn
     assert "embedding [" in drawn and "100/100 chunks" in drawn and "/s, " in drawn and " left)" in drawn
+
+
+def test_a_shorter_progress_line_leaves_nothing_of_a_longer_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    from types import SimpleNamespace
+
+    from companion.cli import output
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    def shown(written: str) -> str:
+        """The last line a terminal shows for what was written: `\\r` goes back, ESC [ K erases to the end."""
+        line: list[str] = []
+        column = 0
+        at = 0
+        while at < len(written):
+            if written.startswith("\x1b[K", at):
+                del line[column:]
+                at += 3
+                continue
+            char = written[at]
+            if char == "\r":
+                column = 0
+            elif char == "\n":
+                line, column = [], 0
+            elif column < len(line):
+                line[column] = char
+                column += 1
+            else:
+                line.append(char)
+                column += 1
+            at += 1
+        return "".join(line)
+
+    # Slow going after a first chunk (hours left), then the rest at once (0 s left): a shorter line follows.
+    clock = iter([0.0, 0.0, 100.0, 200.0])
+    monkeypatch.setattr(output, "time", SimpleNamespace(perf_counter=lambda: next(clock)))
+    monkeypatch.setenv("COLUMNS", "200")
+    screen = Terminal()
+    bar = output.ProgressBar("indexing", screen)
+    bar(1, 100_000)
+    bar(2, 100_000)
+    assert shown(screen.getvalue()).endswith("2/100000 chunks (0/s, 1388 h 51 min left)")
+    bar(100_000, 100_000)
+    assert shown(screen.getvalue()).endswith("100000/100000 chunks (500/s, 0 s left)")

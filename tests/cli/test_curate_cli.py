@@ -192,7 +192,7 @@ def test_a_missing_note_is_named(vault: Path, capsys: pytest.CaptureFixture[str]
     code, out, err = _run(capsys, vault, "curate", "pin", "Notes/nope")
     assert code == 2 and out == ""  # a note that does not exist is a bad argument (README's exit codes)
     assert "Notes/nope.md: no such note" in err and "Traceback" not in err
-    code, _, err = _run(capsys, vault, "curate", "delete", "ski", "--yes")  # right name, wrong folder
+    code, _, err = _run(capsys, vault, "curate", "delete", "Trips/ski", "--yes")  # right name, wrong folder
     assert code == 2 and "did you mean 'Notes/ski.md'" in err
     code, _, err = _run(capsys, vault, "curate", "merge", "Notes/garden", "--into", "Notes/Kept")
     assert code == 2 and "Notes/Kept.md" in err
@@ -217,3 +217,34 @@ def test_a_path_that_names_no_note_in_the_vault_is_a_bad_argument(
     assert json.loads(out)["exit_code"] == 2 and "Traceback" not in err
     assert ("'..'" in err) if ".." in note else ("inside the vault" in err)
     assert file_tree(vault) == before and not _audit_folder(vault).exists()
+
+
+def test_a_note_is_named_by_its_title_or_an_alias(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(vault, "Projects/Kitchen Renovation.md", "---\naliases: [Reno]\n---\nTiles.\n")
+    code, out, err = _run(capsys, vault, "curate", "merge", "garden", "--into", "Kitchen Renovation", "--yes")
+    assert code == 0, err
+    assert out.startswith("Merge Notes/garden.md into Projects/Kitchen Renovation.md:")
+    kept = (vault / "Projects/Kitchen Renovation.md").read_text(encoding="utf-8")
+    assert kept.endswith("## Merged from garden\n\nTomatoes want sun.\n")  # its `# Garden` only repeated the name
+    assert _run(capsys, vault, "curate", "pin", "reno")[0] == 0
+    assert split_frontmatter((vault / "Projects/Kitchen Renovation.md").read_text(encoding="utf-8"))[0]["pinned"]
+    write(vault, "Trips/ski.md", "another ski\n")
+    before = file_tree(vault)
+    code, out, err = _run(capsys, vault, "curate", "pin", "ski")
+    assert code == 2 and out == ""
+    assert "ski: 2 notes share this name ('Notes/ski.md', 'Trips/ski.md'); give the path" in err
+    assert file_tree(vault) == before
+
+
+def test_the_vault_may_come_before_the_action(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["curate", "--vault", str(vault), "pin", "Notes/ski"]) == 0
+    assert split_frontmatter((vault / "Notes/ski.md").read_text(encoding="utf-8"))[0]["pinned"] is True
+
+
+def test_nothing_to_undo_says_why(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, vault, "undo")
+    assert code == 1 and "nothing to undo: no curation of this vault has been done yet" in err
+    assert _run(capsys, vault, "curate", "pin", "Notes/ski")[0] == 0
+    assert _run(capsys, vault, "undo")[0] == 0
+    code, _, err = _run(capsys, vault, "undo")
+    assert code == 1 and "nothing to undo: every curation of this vault has been undone already" in err

@@ -403,3 +403,19 @@ def test_recall_shows_the_heading_and_the_passage_not_the_chunk_id(tmp_path: Pat
     assert "The boiler pressure gauge should read 1.5 bar." in text.stdout
     data = json.loads(run_companion("recall", "boiler pressure gauge", "--json", *where).stdout)
     assert data["results"][0]["link"] == "[[House#Boiler]]"
+
+
+def test_k_has_a_short_form(vault: Path, data_dir: str) -> None:
+    out = _run(vault, data_dir, "recall", "kitchen", "-k", "1", "--as-of", AS_OF, "--json")
+    assert out.returncode == 0, out.stderr
+    assert len(json.loads(out.stdout)["results"]) == 1
+
+
+def test_a_folder_without_notes_is_named_and_a_vault_explained(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    write(empty, "scans/receipt.txt", "not a note\n")
+    out = run_companion("recall", "chalet", "--vault", str(empty), "--data-dir", str(tmp_path / "data"))
+    assert out.returncode == 0, out.stderr
+    assert f"no notes found: {empty} holds no notes" in out.stdout
+    assert "a folder of Markdown notes (`.md` files" in out.stdout
+    assert "companion index" not in out.stdout and "--no-sync" not in out.stdout

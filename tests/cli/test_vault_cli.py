@@ -36,3 +36,14 @@ def test_a_bad_argument_exits_2_naming_it_as_json_with_json(tmp_path: Path) -> N
     assert json.loads(as_json.stdout)["field"] == "note"
     plain = run_companion("vault", "graph", "Ingrid", "--hops", "9", *where)
     assert plain.returncode == 2 and "hops: must be between 1 and 4" in plain.stderr
+
+
+def test_the_vault_options_may_come_before_the_verb_and_k_has_a_short_form(tmp_path: Path) -> None:
+    vault = write_agent_vault(tmp_path / "vault")
+    where = ["--vault", str(vault), "--data-dir", str(tmp_path / "data")]
+    found = run_companion("vault", *where, "search", "chalet deposit", "-k", "1", "--json")
+    assert found.returncode == 0, found.stderr
+    assert [r["path"] for r in json.loads(found.stdout)["results"]] == ["Conversations/2026-10-05 Ski trip.md"]
+    typed = run_companion("memory", *where, "query", "type", "entity", "-k", "1", "--json")
+    assert typed.returncode == 0, typed.stderr
+    assert [r["path"] for r in json.loads(typed.stdout)["results"]] == ["Memory/Nowak Renovations.md"]

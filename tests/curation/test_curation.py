@@ -184,6 +184,25 @@ def test_delete_follows_the_trash_setting_and_undoes(
     assert file_tree(vault) == original
 
 
+@pytest.mark.parametrize(
+    ("option", "before", "after"),
+    [("local", "will be moved to", "was moved to"), ("none", "will be removed", "was removed")],
+)
+def test_a_deletion_says_what_will_happen_before_and_what_did_after(
+    vault: Path, data: Path, option: str, before: str, after: str
+) -> None:
+    set_trash(vault, option)
+    cur = curator(vault, data)
+    plan = cur.plan_delete("people/Drop.md")
+    assert plan.summary.startswith(f"Delete people/Drop.md: it {before} ")
+    assert "was " not in plan.summary
+    entry = cur.apply(plan)
+    assert entry.summary == plan.outcome and plan.outcome.startswith(f"Deleted people/Drop.md: it {after} ")
+    merge = cur.plan_merge("Keep.md", "notes/Prop.md")
+    assert f"; notes/Prop.md {before} " in merge.summary and merge.summary.startswith("Merge notes/Prop.md into")
+    assert f"; notes/Prop.md {after} " in merge.outcome and merge.outcome.startswith("Merged notes/Prop.md into")
+
+
 def test_trash_names_do_not_clash(vault: Path, data: Path) -> None:
     write(vault, ".trash/Drop.md", "older drop")
     write(vault, ".trash/Drop 1.md", "older drop 1")
@@ -316,10 +335,10 @@ def test_merge_appends_unions_and_relinks(vault: Path, data: Path) -> None:
         "aliases: [K, Drop, Dropped one]\n"  # the flow style Keep's aliases were written in
         "---\n"
         "# Keep\n\n"
-        "Keep's text, about [[Keep]] too.\n\n"
+        "Keep's text, about [[#Merged from Drop|Drop]] too.\n\n"  # to the merged text, not to Keep itself
         "## Merged from Drop\n\n"
-        "# Drop\n\n## Heading\n\n"
-        "Drop's text, see [[Keep#Heading]] and `[[Drop]]` in code.\n"
+        "#### Heading\n\n"  # under the section; the title heading only repeated the section's name
+        "Drop's text, see [[#Heading]] and `[[Drop]]` in code.\n"
     )
     assert not (vault / "people" / "Drop.md").exists()
     assert (vault / ".trash" / "Drop.md").read_text(encoding="utf-8") == DROP
@@ -525,7 +544,7 @@ def test_undo_is_refused_when_a_moved_note_came_back(vault: Path, data: Path) ->
 
 def test_undo_errors(vault: Path, data: Path) -> None:
     cur = curator(vault, data)
-    with pytest.raises(CurationError, match="nothing to undo"):
+    with pytest.raises(CurationError, match="nothing to undo: no curation of this vault has been done yet"):
         cur.undo()
     first = cur.apply(cur.plan_pin("Plain.md"))
     second = cur.apply(cur.plan_type("Keep.md", "entity"))
@@ -538,7 +557,7 @@ def test_undo_errors(vault: Path, data: Path) -> None:
     with pytest.raises(CurationError, match="no entry 'nope'"):
         cur.undo("nope")
     assert cur.undo().undoes == first.id
-    with pytest.raises(CurationError, match="nothing to undo"):
+    with pytest.raises(CurationError, match="nothing to undo: every curation of this vault has been undone already"):
         cur.undo()
 
 

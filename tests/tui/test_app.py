@@ -75,6 +75,7 @@ def test_lowering_hot_limit_moves_sessions_to_warm(ws: Workspace) -> None:
         await pilot.press("plus", "plus")
         await settle(pilot)
         assert app.query_one(HotPane).row_count == 5
+        assert "nothing pushed out of hot" in str(warm.border_title)
         assert not {warm.cell(i, "tier") for i in range(warm.row_count)} & {"moved", "pushed"}
 
     run(app, steps)
@@ -259,8 +260,6 @@ def test_the_app_watches_the_vault_and_shows_a_new_note_without_a_restart(ws: Wo
 def test_a_session_written_while_the_app_runs_shows_in_hot_within_two_seconds(ws: Workspace) -> None:
     # The session summaries' folder is left out of the index, so no index batch announces them: the hot pane must
     # follow the folder itself.
-    import time
-
     app = CompanionApp(ws, as_of=NOW)
 
     async def steps(pilot: Pilot[Any]) -> None:
@@ -271,9 +270,7 @@ def test_a_session_written_while_the_app_runs_shows_in_hot_within_two_seconds(ws
             f"---\ndate: {NOW.date()}\nuser_id: carol\nchat_id: web\ntime: '17:30:00'\n"
             "user_msg: Where is the parcel?\nsentinel_msg: It left the depot.\n---\n\nIt left the depot.\n"
         )
-        written = time.monotonic()
         await until(pilot, lambda: path in hot.rows, "the new session in hot", seconds=2)
-        assert time.monotonic() - written < 2
         assert hot.row_count == before + 1
         assert str(hot.get_row(path)[-1]) == "new"
         assert "Where is the parcel?" in str(hot.get_row(path)[2])
@@ -782,7 +779,8 @@ def test_the_highlighted_knob_says_what_it_does_and_its_range(ws: Workspace) -> 
 
     from companion.retention import RetentionPolicy
 
-    assert all(RetentionPolicy.explain(knob) for knob in RetentionPolicy.knobs())
+    # Every knob has its line, whole on an 80-column terminal (where the line gets one row).
+    assert all(0 < len(f"{knob} {RetentionPolicy.explain(knob)}") <= 78 for knob in RetentionPolicy.knobs())
     app = CompanionApp(ws, as_of=NOW)
 
     async def steps(pilot: Pilot[Any]) -> None:
@@ -790,10 +788,39 @@ def test_the_highlighted_knob_says_what_it_does_and_its_range(ws: Workspace) -> 
         assert "the policy knobs" in str(line.render())
         await pilot.press("p")
         await settle(pilot)
-        assert str(line.render()).startswith("hot_limit: Sessions kept hot per chat")
-        assert "1 or more" in str(line.render())
+        assert str(line.render()) == "hot_limit (1 or more): sessions kept hot per conversation (user and chat)."
         await pilot.press("down")
         await settle(pilot)
-        assert str(line.render()).startswith("hot_window_days: ")
+        assert str(line.render()).startswith("hot_window_days (0 or more): ")
+        await pilot.press("w")  # leaving the knobs says again how to reach them
+        await settle(pilot)
+        assert "the policy knobs" in str(line.render())
 
     run(app, steps)
+
+
+def test_a_sort_holds_when_the_terminal_changes_width(ws: Workspace) -> None:
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def go() -> None:
+        async with app.run_test(size=(200, 50)) as pilot:
+            await settle(pilot)
+            await pilot.press("slash", *"chalet kitchen boiler", "enter")
+            await settle(pilot)
+            warm = app.query_one(WarmPane)
+            warm.sort_by("note", descending=False)
+            wanted = sorted(warm.cell(i, "note").casefold() for i in range(warm.row_count))
+            assert len(wanted) >= 2
+            for size in ((120, 40), (80, 24)):
+                await pilot.resize_terminal(*size)
+                await settle(pilot)
+                assert [warm.cell(i, "note").casefold() for i in range(warm.row_count)] == wanted
+                assert warm.border_subtitle == "sorted by note ↑"
+            warm.sort_by("sim")  # shown at 200 columns only
+            await pilot.resize_terminal(200, 50)
+            await settle(pilot)
+            await pilot.resize_terminal(80, 24)
+            await settle(pilot)
+            assert warm.sort_column is None and warm.border_subtitle == ""
+
+    asyncio.run(go())

@@ -41,6 +41,8 @@ def test_merge_takes_a_title_offered_as_it_is_typed_and_undo_says_what_it_undid(
         said = [n.message for n in app._notifications]
         assert any(m.startswith(f"Undone: Merged {CHALET} into Projects/Kitchen.md:") for m in said), said
         assert any(m.endswith("nothing older is left to undo") for m in said), said
+        titles = [n.title for n in app._notifications]
+        assert "done: u undoes it" in titles and "undone" in titles  # the undo's title does not offer to undo it
 
     run(app, steps)
 

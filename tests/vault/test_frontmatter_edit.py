@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from companion.errors import CurationError
-from companion.vault.frontmatter_edit import properties, remove_field, scalar, set_field, split_body
+from companion.vault.frontmatter_edit import properties, remove_field, rewrite_field, scalar, set_field, split_body
 from companion.vault.parse import parse_note
 from tests.helpers.yamlish import YAMLISH
 
@@ -58,6 +58,35 @@ def test_replacing_an_indented_list_and_a_block_scalar() -> None:
     assert out == "---\ntags:\n  - a\n  - b\nnote: short\nafter: x\n---\nbody\n"
     out = set_field(text, "tags", [])
     assert out == text.replace("tags:\n  - a\n  - b\n", "tags: []\n")
+
+
+def test_a_property_already_so_is_left_as_written() -> None:
+    text = "---\npinned: True  # by hand\ntags: ['a', \"b\"]\ntitle: 'Quoted'\n---\nbody\n"
+    assert set_field(text, "pinned", True) == text
+    assert set_field(text, "tags", ["a", "b"]) == text
+    assert set_field(text, "title", "Quoted") == text
+
+
+def test_a_list_that_gains_items_keeps_its_items_as_written() -> None:
+    block = "---\naliases:\n  - 'Alpha'  # the old name\n  - \"Beta\"\nstatus: draft\n---\nbody\n"
+    assert set_field(block, "aliases", ["Alpha", "Beta", "Gamma"]) == block.replace(
+        '  - "Beta"\n', '  - "Beta"\n  - Gamma\n'
+    )
+    flow = "---\ntags: ['x', \"y\" ]  # mine\n---\nbody\n"
+    assert set_field(flow, "tags", ["x", "y", "z", "a,b"]) == '---\ntags: [\'x\', "y", z, "a,b" ]  # mine\n---\nbody\n'
+    # Not only items added: written anew, in the list's style.
+    assert set_field(flow, "tags", ["y", "x"]) == "---\ntags: [y, x]\n---\nbody\n"
+
+
+def test_rewrite_field_changes_a_value_where_it_stands() -> None:
+    text = "---\nup: '[[Old]]'  # parent\nrelated:\n  - '[[Old|the old one]]'\n  - \"[[Other]]\"\n---\nbody\n"
+    out = rewrite_field(
+        text, "related", lambda lines: lines.replace("[[Old", "[[New"), ["[[New|the old one]]", "[[Other]]"]
+    )
+    assert out == text.replace("'[[Old|the old one]]'", "'[[New|the old one]]'")
+    # Edited text that would not read back as the value (a quote inside single quotes): written anew instead.
+    out = rewrite_field(text, "up", lambda lines: lines.replace("Old", "it's"), "[[it's]]")
+    assert out == text.replace("up: '[[Old]]'  # parent", 'up: "[[it\'s]]"')
 
 
 def test_a_missing_key_is_appended_at_the_end_of_the_block() -> None:
