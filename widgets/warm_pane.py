@@ -73,8 +73,7 @@ class WarmPane(KeyedTable):
     def __init__(self, *, detail: str = "medium", id: str | None = None) -> None:
         super().__init__(id=id)
         self._detail = detail
-        self._cells: list[tuple[str, dict[str, str | Text]]] = []  # (key, column -> cell) of the rows, in order
-        self._by_key: dict[str, dict[str, str | Text]] = {}  # the same, by key
+        self._cells: dict[str, dict[str, str | Text]] = {}  # key -> (column -> cell) of the rows, in recall's order
         self._subtitle = ""  # what the border says under an unsorted list
 
     @property
@@ -107,7 +106,7 @@ class WarmPane(KeyedTable):
     def cell(self, row: int, column: str) -> str:
         """The text of a row's cell in `column` (shown or not)."""
         key = self.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value
-        cells = self._by_key.get(key or "")
+        cells = self._cells.get(key or "")
         return str(cells.get(column, "")) if cells is not None else ""
 
     def on_mount(self) -> None:
@@ -137,8 +136,10 @@ class WarmPane(KeyedTable):
         self.sort_by(name, descending=not self.sort_descending if same else True)
 
     def sort_by(self, column: str | None, *, descending: bool = True) -> None:
-        """Sort the rows (None: back to recall's order) and show the order in the border."""
-        self.sort_column, self.sort_descending = column, descending
+        """Sort the rows (None, or a column this width does not show: back to recall's order) and show the order in
+        the border."""
+        self.sort_column = column if column in self.columns_shown else None
+        self.sort_descending = descending
         self._apply_sort()
 
     def _apply_sort(self) -> None:
@@ -154,9 +155,9 @@ class WarmPane(KeyedTable):
                     return (0, 0.0)  # "-" and blanks: no score, always last
             return (0 if value in ("", "never") else 1, value.casefold())
 
-        if self.sort_column is None or self.sort_column not in self.columns_shown:
+        if self.sort_column is None:
             # Back to recall's own order, which unscored rows (hot, temporal, sessions) are part of.
-            if [row.key.value for row in self.ordered_rows] != [row_key for row_key, _ in self._cells]:
+            if [row.key.value for row in self.ordered_rows] != list(self._cells):
                 keep = self.current_key()
                 self.clear()
                 self._add_rows()
@@ -251,15 +252,14 @@ class WarmPane(KeyedTable):
         """The keys shown now when they answer `showing` too (so arrivals can be told), else None."""
         if showing != self.showing or not self._cells:
             return None
-        return {key for key, _ in self._cells}
+        return set(self._cells)
 
     def _fill(
         self, showing: str, rows: list[tuple[str, dict[str, str | Text]]], title: str, subtitle: str = ""
     ) -> None:
         key = self.start_refill()
         same, self.showing = showing == self.showing, showing
-        self._cells = rows
-        self._by_key = dict(rows)
+        self._cells = dict(rows)
         self._subtitle = subtitle
         self._add_rows()
         self.border_title = title
@@ -270,7 +270,7 @@ class WarmPane(KeyedTable):
 
     def _add_rows(self) -> None:
         shown = self.columns_shown
-        for row_key, cells in self._cells:
+        for row_key, cells in self._cells.items():
             self.add_row(*(cells.get(name, "") for name in shown), key=row_key)
 
     def selected(self, path: str) -> Message:

@@ -137,6 +137,7 @@ class CompanionApp(App[int]):
         self._hot_paths: frozenset[str] = frozenset()
         self._asked = 0  # numbers each recall, so only the newest is shown
         self._graph_cache: tuple[object, VaultGraph] | None = None
+        self._latest_cache: tuple[tuple[object, int], tuple[tuple[str, str, str], ...]] | None = None  # `_latest`
         self.context: RecalledContext | None = None
         """The last recall shown."""
         self.refreshes = 0
@@ -339,11 +340,16 @@ class CompanionApp(App[int]):
         """The notes changed last, conversations left out (hot and pushed out list those by time): the first
         screen of a vault where the policy pushed nothing out of hot (a knowledge vault with no sessions, say) still
         has something to open."""
-        records = self.workspace.manifest.latest_changed(limit, kinds=("memory", "note"))
-        return tuple(
-            (r.path, dt.datetime.fromtimestamp(r.mtime_ns / 1e9).strftime("%Y-%m-%d"), r.note_type or r.kind)
-            for r in records
-        )
+        # Kept per index state: a knob press recalls again, and the notes changed last have not changed.
+        key = (self.workspace.manifest.generation(), limit)
+        if self._latest_cache is None or self._latest_cache[0] != key:
+            records = self.workspace.manifest.latest_changed(limit, kinds=("memory", "note"))
+            rows = tuple(
+                (r.path, dt.datetime.fromtimestamp(r.mtime_ns / 1e9).strftime("%Y-%m-%d"), r.note_type or r.kind)
+                for r in records
+            )
+            self._latest_cache = (key, rows)
+        return self._latest_cache[1]
 
     def _headings(self, engine: Recall, context: RecalledContext, generation: object) -> dict[str, str]:
         """The heading of each scored result's best passage, read once per note and index state (a knob press
