@@ -185,6 +185,16 @@ def counted(number: int, word: str, plural: str | None = None) -> str:
     return f"{number} {plural or word + 's'}"
 
 
+def duration(seconds: float) -> str:
+    """A time as a person reads it: `40 s`, `12 min 05 s`, `1 h 05 min`."""
+    seconds = int(seconds + 0.5)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds // 60 % 60:02d} min"
+
+
 def unspaced_share(text: str) -> float:
     """The share of a text's letters that belong to unspaced scripts (0 for none, 1 for all)."""
     letters = sum(1 for ch in text if ch.isalnum())

@@ -10,7 +10,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +30,10 @@ from indexer.repair import Mended, mend
 from indexer.search import Searcher
 from indexer.store import VectorStore, remove_embedded_store
 from indexer.sync import Indexer, IndexReport, Progress, Reading
+
+CATCH_UP_EMBED_S = 10.0
+"""How long a command that answers (recall, a search, an agent's tool call) embeds before answering: enough for
+what an edit or a new session changes, never the minutes a whole new vault takes."""
 
 
 @dataclass
@@ -280,15 +284,27 @@ class Workspace:
         """The recall engine over this vault's index, under the vault's policy."""
         return Recall(self.searcher(), self.vault, self.config.retention, self.config.recall, self.access_log())
 
-    def catch_up(self, progress: Progress | None = None, reading: Reading | None = None) -> IndexReport | None:
-        """Bring the index up to date before answering, unless another process is writing it.
+    def catch_up(
+        self,
+        progress: Progress | None = None,
+        reading: Reading | None = None,
+        *,
+        embed_for_s: float | None = CATCH_UP_EMBED_S,
+        on_start: Callable[[], None] | None = None,
+    ) -> IndexReport | None:
+        """Bring the index up to date before answering, unless another process is writing it: every changed note's
+        words, and its meaning for at most `embed_for_s` seconds (the rest waits for `companion index`, the app or
+        the next catch-up; recall answers meanwhile from words where the vectors are missing). `on_start` is called
+        once the index is held, before the work.
 
         A running `companion index --watch` keeps the index fresh itself, so a reader never waits for it.
         """
         try:
             with self.writing(wait=False):
                 self.mend()
-                return self.indexer().sync(progress=progress, reading=reading)
+                if on_start is not None:
+                    on_start()
+                return self.indexer().sync(progress=progress, reading=reading, embed_for_s=embed_for_s)
         except IndexLockedError:
             return None
 
@@ -312,13 +328,18 @@ class Workspace:
 
 
 def _lists_chunks(manifest: Path) -> bool:
-    """Whether the manifest lists any chunk, read on a connection of its own (any thread may ask)."""
+    """Whether the manifest lists any chunk with a vector (one still queued for embedding has none), read on a
+    connection of its own (any thread may ask)."""
     if not manifest.exists():
         return False
     try:
         db = sqlite3.connect(f"file:{manifest}?mode=ro", uri=True, timeout=5)
         try:
-            return db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
+            try:
+                sql = "SELECT 1 FROM chunks WHERE id NOT IN (SELECT id FROM unembedded) LIMIT 1"
+                return db.execute(sql).fetchone() is not None
+            except sqlite3.OperationalError:  # written before chunks could wait for their vectors
+                return db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
         finally:
             db.close()
     except sqlite3.DatabaseError:

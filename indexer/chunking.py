@@ -48,6 +48,8 @@ class Chunk:
     """0-based first line of the content in the file."""
     end_line: int
     """0-based line after the last line of the content."""
+    tokens: int = 0
+    """How many model tokens the text is, special tokens included (what embedding it costs)."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,7 @@ class Chunker:
     def _conversation(self, note: Note, blocks: list[_Block]) -> list[Chunk]:
         header = _context_line(note, "")
         budget = self._budget(header, self.max_tokens)
+        over = self.max_tokens - budget  # the header's tokens and the special ones
         units = self._fit(blocks, budget)
         chunks: list[Chunk] = []
         start = 0
@@ -127,7 +130,7 @@ class Chunker:
             window = units[start : start + self.window_turns]
             while len(window) > 1 and sum(u.tokens for u in window) > budget:
                 window = window[:-1]
-            chunks.append(self._make(note, f"t{start}", header, window))
+            chunks.append(self._make(note, f"t{start}", header, window, over))
             if start + len(window) >= len(units):
                 break
             # Windows overlap by at least one turn so an exchange is never cut between two chunks;
@@ -146,24 +149,27 @@ class Chunker:
             heading = section[0].heading
             header = _context_line(note, heading)
             target = self._budget(header, self.target_tokens)
-            units = self._fit(section, self._budget(header, self.max_tokens))
+            budget = self._budget(header, self.max_tokens)
+            over = self.max_tokens - budget
+            units = self._fit(section, budget)
             base = slugify(heading) if heading else "top"
             packed: list[_Block] = []
             size = 0
             n = 0
             for unit in units:
                 if packed and size + unit.tokens > target:
-                    chunks.append(self._make(note, f"{base}~{n}", header, packed))
+                    chunks.append(self._make(note, f"{base}~{n}", header, packed, over))
                     n += 1
                     packed, size = [], 0
                 packed.append(unit)
                 size += unit.tokens
             if packed:
-                chunks.append(self._make(note, f"{base}~{n}", header, packed))
+                chunks.append(self._make(note, f"{base}~{n}", header, packed, over))
         if not chunks:
             # A note with no text of its own is known by its name alone (a rename re-embeds it).
             text = "\n".join(p for p in (_context_line(note, ""), note.title) if p)
-            chunks.append(Chunk(f"{note.path}#top~0", "top~0", text, text_hash(text), 0, 0))
+            tokens = self._count([text])[0]
+            chunks.append(Chunk(f"{note.path}#top~0", "top~0", text, text_hash(text), 0, 0, tokens))
         return chunks
 
     # -- shared --------------------------------------------------------------------------------
@@ -210,7 +216,9 @@ class Chunker:
             out.append(replace(block, text=" ".join(current), tokens=size))
         return out
 
-    def _make(self, note: Note, anchor: str, header: str, units: Sequence[_Block]) -> Chunk:
+    def _make(self, note: Note, anchor: str, header: str, units: Sequence[_Block], over: int) -> Chunk:
+        """A chunk of `units` under `header`; `over` is what the header and the special tokens add to the units'
+        own tokens (the model reads at most `max_tokens` of it)."""
         text = _join(header, units)
         return Chunk(
             id=f"{note.path}#{anchor}",
@@ -219,6 +227,7 @@ class Chunker:
             text_hash=text_hash(text),
             start_line=units[0].start if units else 0,
             end_line=units[-1].end if units else 0,
+            tokens=min(over + sum(u.tokens for u in units), self.max_tokens),
         )
 
     @staticmethod
@@ -232,14 +241,7 @@ class Chunker:
             if count:
                 anchor = f"{chunk.anchor}.{count}"
                 path = chunk.id.rsplit("#", 1)[0]
-                chunk = Chunk(
-                    f"{path}#{anchor}",
-                    anchor,
-                    chunk.text,
-                    chunk.text_hash,
-                    chunk.start_line,
-                    chunk.end_line,
-                )
+                chunk = replace(chunk, id=f"{path}#{anchor}", anchor=anchor)
             out.append(chunk)
         return out
 

@@ -2,9 +2,11 @@
 
 One SQLite file per vault (WAL mode) holds: every indexed note with the stat and hash it was indexed at, every
 chunk id with the hash of its text, an FTS5 table for BM25 over whole notes, the notes that were skipped and why,
-and a `pending` journal of chunk ids whose vectors are being written. Chroma and SQLite cannot share a transaction,
-so the journal is written (and committed) before Chroma is touched and cleared in the same transaction that
-records the result; whatever is left in it after a crash is undone on the next start.
+the chunks whose vectors are still to be made (`unembedded`, with their text: a build writes the words of every
+note first and embeds after, newest first), and a `pending` journal of chunk ids whose vectors are being written.
+Chroma and SQLite cannot share a transaction, so the journal is written (and committed) before Chroma is touched
+and cleared in the same transaction that records the result; whatever is left in it after a crash is undone on the
+next start.
 """
 
 from __future__ import annotations
@@ -65,6 +67,18 @@ CREATE TABLE IF NOT EXISTS skipped (
     reason TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS pending (id TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS unembedded (
+    id TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    text TEXT NOT NULL,
+    meta TEXT NOT NULL,
+    tokens INTEGER NOT NULL,
+    day INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    ord INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS unembedded_order ON unembedded(day DESC, mtime_ns DESC, path, ord);
+CREATE INDEX IF NOT EXISTS unembedded_path ON unembedded(path);
 CREATE TABLE IF NOT EXISTS aliases (key TEXT NOT NULL, path TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS aliases_key ON aliases(key);
 CREATE INDEX IF NOT EXISTS aliases_path ON aliases(path);
@@ -131,6 +145,28 @@ class ChunkRecord:
     """Line after the chunk's content."""
     ord: int
     """Position of the chunk in the note."""
+
+
+@dataclass(frozen=True)
+class Unembedded:
+    """A chunk whose words are indexed and whose vector is still to be made."""
+
+    id: str
+    """The chunk id."""
+    path: str
+    """Its note."""
+    text: str
+    """The text the model is to embed."""
+    meta_json: str
+    """The metadata stored with its vector, as JSON."""
+    tokens: int
+    """How many model tokens the text is (for time estimates)."""
+
+    @property
+    def metadata(self) -> dict[str, str | int]:
+        """The metadata stored with its vector."""
+        value = json.loads(self.meta_json)
+        return value if isinstance(value, dict) else {}
 
 
 # Columns added since schema 1, with their definitions (an index from then is upgraded in place).
@@ -273,7 +309,7 @@ class Manifest:
     def reset(self) -> None:
         """Forget everything indexed (for a rebuild); the schema stays."""
         with self.transaction() as db:
-            for table in ("notes", "chunks", "skipped", "pending", "fts", "aliases"):
+            for table in ("notes", "chunks", "skipped", "pending", "fts", "aliases", "unembedded"):
                 db.execute(f"DELETE FROM {table}")
 
     def invalidate(self) -> None:
@@ -377,6 +413,38 @@ class Manifest:
     def chunk_ids(self) -> set[str]:
         """Every chunk id the manifest holds."""
         return {str(r[0]) for r in self._db.execute("SELECT id FROM chunks")}
+
+    def embedded_ids(self) -> set[str]:
+        """The chunk ids whose vectors the store should hold: every chunk but those still to be embedded."""
+        rows = self._db.execute("SELECT id FROM chunks WHERE id NOT IN (SELECT id FROM unembedded)")
+        return {str(r[0]) for r in rows}
+
+    def embedded_count(self) -> int:
+        """How many vectors the store should hold."""
+        row = self._db.execute("SELECT (SELECT count(*) FROM chunks) - (SELECT count(*) FROM unembedded)").fetchone()
+        return int(row[0])
+
+    def unembedded_totals(self) -> tuple[int, int]:
+        """(chunks, model tokens) still to be embedded."""
+        row = self._db.execute("SELECT count(*), coalesce(sum(tokens), 0) FROM unembedded").fetchone()
+        return int(row[0]), int(row[1])
+
+    def next_unembedded(self, limit: int) -> list[Unembedded]:
+        """The next chunks to embed: of the newest notes first (by their date, then their file's time)."""
+        rows = self._db.execute(
+            "SELECT id, path, text, meta, tokens FROM unembedded ORDER BY day DESC, mtime_ns DESC, path, ord LIMIT ?",
+            (limit,),
+        )
+        return [Unembedded(str(i), str(p), str(t), str(m), int(n)) for i, p, t, m, n in rows]
+
+    def unembedded_of(self, paths: Iterable[str]) -> set[str]:
+        """Which of these notes have chunks still to be embedded."""
+        rows = rows_in(self._db, "SELECT DISTINCT path FROM unembedded WHERE path IN ({marks})", paths)
+        return {str(r[0]) for r in rows}
+
+    def unembedded_ids(self, path: str) -> set[str]:
+        """The chunk ids of one note still to be embedded."""
+        return {str(r[0]) for r in self._db.execute("SELECT id FROM unembedded WHERE path = ?", (path,))}
 
     def skipped(self) -> list[tuple[str, str]]:
         """Notes skipped as unreadable, with the reason, by path."""
@@ -598,11 +666,25 @@ class Manifest:
             else [],
         )
         db.execute("DELETE FROM chunks WHERE path = ?", (record.path,))
+        db.execute("DELETE FROM unembedded WHERE path = ?", (record.path,))
         db.executemany(
             "INSERT OR REPLACE INTO chunks(id, path, anchor, text_hash, start_line, end_line, ord) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(c.id, c.path, c.anchor, c.text_hash, c.start_line, c.end_line, c.ord) for c in chunks],
         )
+
+    def queue_chunks(self, db: sqlite3.Connection, chunks: Sequence[tuple[Unembedded, int, int, int]]) -> None:
+        """Record chunks to embed later, each with its note's day (`YYYYMMDD`, 0 when undated), file time and its
+        place in the note, which order the embedding (newest first)."""
+        db.executemany(
+            "INSERT OR REPLACE INTO unembedded(id, path, text, meta, tokens, day, mtime_ns, ord) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(c.id, c.path, c.text, c.meta_json, c.tokens, day, mtime, ord_) for c, day, mtime, ord_ in chunks],
+        )
+
+    def mark_embedded(self, db: sqlite3.Connection, ids: Iterable[str]) -> None:
+        """Chunks whose vectors are now in the store."""
+        db.executemany("DELETE FROM unembedded WHERE id = ?", [(i,) for i in ids])
 
     def touch_note(self, db: sqlite3.Connection, path: str, mtime_ns: int, size: int) -> None:
         """Record a new stat for a note whose bytes did not change (a `touch`, a sync tool)."""
@@ -616,6 +698,7 @@ class Manifest:
         db.execute("DELETE FROM notes WHERE path = ?", (path,))
         db.execute("DELETE FROM aliases WHERE path = ?", (path,))
         db.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        db.execute("DELETE FROM unembedded WHERE path = ?", (path,))
         db.execute("DELETE FROM skipped WHERE path = ?", (path,))
 
     def mark_skipped(self, db: sqlite3.Connection, path: str, mtime_ns: int, size: int, reason: str) -> None:
@@ -633,6 +716,7 @@ class Manifest:
             path = str(row[0]) if row else chunk_id.rsplit("#", 1)[0]
             paths.add(path)
             db.execute("DELETE FROM chunks WHERE id = ?", (chunk_id,))
+            db.execute("DELETE FROM unembedded WHERE id = ?", (chunk_id,))
         for path in paths:
             db.execute("UPDATE notes SET content_hash = '', mtime_ns = -1 WHERE path = ?", (path,))
         return paths

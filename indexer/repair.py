@@ -116,12 +116,14 @@ def mend(
     unreadable are queued; a damaged access store is set aside. The sync that follows embeds what was queued.
     """
     actions: list[str] = []
-    chunks = manifest.counts()[1]  # every id is read only when the counts disagree (a catch-up runs this often)
+    # Every id is read only when the counts disagree (a catch-up runs this often); chunks still queued for embedding
+    # have no vector yet, and are not missing.
+    chunks = manifest.embedded_count()
     ids: set[str] = set()
 
     def expected() -> set[str]:
         if not ids:
-            ids.update(manifest.chunk_ids())
+            ids.update(manifest.embedded_ids())
         return ids
 
     requeue: set[str] = set()

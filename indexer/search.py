@@ -97,6 +97,7 @@ class Searcher:
         self._store: VectorStore | SharedStore | None = None
         self._vectors: dict[str, npt.NDArray[np.float32]] = {}
         self._shape: tuple[tuple[int, int], int, str | None] | None = None  # (generation, notes, newest day)
+        self._built: tuple[tuple[int, int], float] | None = None  # (generation, share of chunks embedded)
         self._scopes: dict[tuple[Scope, tuple[int, int]], tuple[set[str], list[str] | None]] = {}
         self._df: tuple[tuple[int, int], dict[str, int]] = ((-1, -1), {})
         self._languages: dict[tuple[str, str], str] = {}  # (path, content hash) -> language, see `languages`
@@ -183,6 +184,17 @@ class Searcher:
         terms = self._lexical_terms(query)
         match = fts_query(terms)
         lexical = dict(self.manifest.lexical(match, candidates, scope)) if match else {}
+        if dense_weight > 0 and self.dense_unavailable is None and self.built() < 1.0:
+            # A note still without vectors would lose to every embedded one for want of a meaning score: while the
+            # best word matches wait for theirs, every note is ranked by its words alone.
+            best = sorted(lexical, key=lambda p: -lexical[p])[: max(k, 10)]
+            if self.manifest.unembedded_of(best):
+                self.dense_unavailable = (
+                    f"the meaning side of the index is {int(100 * self.built())}% built: results from words only "
+                    "until these notes are embedded (`companion index` finishes it)"
+                )
+                dense_weight = 0.0
+                dense, anchors = {}, {}
         learning = (model is not None and dense_weight < 1.0 and self.dense_unavailable is None) or (
             self.capture is not None
         )
@@ -290,6 +302,16 @@ class Searcher:
         notes = max(self._index_shape()[0], 1)
         more = min(int(want * notes / len(allowed)) + want, _MAX_FETCH)
         return [row for row in self._store.nearest(vector, more) if row[0].rpartition("#")[0] in allowed][:want]
+
+    def built(self) -> float:
+        """The share of the index's chunks that have their vectors (1.0 when every one has; read again only when
+        the index changed)."""
+        generation = self.manifest.generation()
+        if self._built is None or self._built[0] != generation:
+            left = self.manifest.unembedded_totals()[0]
+            chunks = self.manifest.counts()[1] if left else 0
+            self._built = (generation, 1.0 - left / chunks if chunks else 1.0)
+        return self._built[1]
 
     def _index_shape(self) -> tuple[int, str | None]:
         """(notes, newest day) of the index, re-read only when the index changed."""

@@ -5,6 +5,11 @@ read and hashed; if its bytes are the same, only the stat is recorded. Otherwise
 whose text is new are embedded: unchanged chunks keep their vectors, and a note that moved (same bytes under a new
 path) takes its vectors along under the new ids. Every write to the vector store is journalled first, so a crash
 between the store and the manifest is undone on the next start instead of leaving orphans or stale vectors.
+
+Words come first, meaning after: notes are read and committed in batches (their manifest entry, their lexical text
+and their chunks queued with their text), so a vault of thousands of notes answers by its words within a minute and
+memory stays bounded whatever its size; the queued chunks are then embedded, the newest notes first, each batch
+committed on its own. Recall meanwhile answers from what is there and says how much of the meaning side is built.
 """
 
 from __future__ import annotations
@@ -27,18 +32,25 @@ from companion.vault.dates import note_day
 from companion.vault.notes import FileStat, Note
 from companion.vault.reader import ObsidianVault, valid_name
 from indexer.chunking import Chunk, Chunker, redact_note
-from indexer.manifest import ChunkRecord, Manifest, NoteRecord
+from indexer.manifest import ChunkRecord, Manifest, NoteRecord, Unembedded
 from indexer.owner import SharedStore
 from indexer.store import VectorStore
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[int, int], None]
-"""Called with (chunks done, chunks to write) while notes are indexed."""
+Progress = Callable[[int, int, float | None], None]
+"""Called with (chunks embedded, chunks to embed, seconds left or None) while chunks are embedded."""
 Reading = Callable[[int, int], None]
 """Called with (notes read, notes to read) while changed notes are read and chunked, before any is embedded."""
 
 _EMBED_SLICE = 64
+_EMBED_BATCH = 1024  # chunks embedded and committed together: a kill loses at most these, sorted by length within
+_WORDS_BATCH_NOTES = 200  # notes read and committed together in the words phase
+
+
+def _guess_tokens(text: str) -> int:
+    """A token count for a chunk made before chunks carried theirs: about one token per four characters."""
+    return max(len(text) // 4, 1) + 2
 
 
 @dataclass
@@ -59,6 +71,12 @@ class IndexReport:
     """Notes that could not be read; listed in `skipped`."""
     chunks_embedded: int = 0
     """Chunks sent to the embedding model."""
+    chunks_queued: int = 0
+    """Chunks of new or changed text queued for embedding (their words are searchable at once)."""
+    chunks_left: int = 0
+    """Chunks still waiting for their vector when the run ended (a time-bounded catch-up leaves some)."""
+    left_s: float | None = None
+    """The time embedding those would take at the rate measured in this process, when one was measured."""
     chunks_reused: int = 0
     """Chunks whose vectors were carried over from an earlier text (renames, moved paragraphs)."""
     chunks_deleted: int = 0
@@ -76,8 +94,10 @@ class IndexReport:
         """Add another report's counts to this one (batches of a watch session)."""
         # Every field is a count or a duration except the list of skipped notes: derive, don't list them.
         for f in fields(self):
-            if f.name != "skipped":
+            if f.name not in ("skipped", "chunks_left", "left_s"):
                 setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        # Levels, not counts: the latest run's.
+        self.chunks_left, self.left_s = other.chunks_left, other.left_s
         self.skipped.extend(other.skipped)
 
     def as_dict(self) -> dict[str, Any]:
@@ -85,6 +105,7 @@ class IndexReport:
         data = dict(self.__dict__)
         data["elapsed_s"] = round(self.elapsed_s, 4)
         data["embed_s"] = round(self.embed_s, 4)
+        data["left_s"] = None if self.left_s is None else round(self.left_s, 1)
         data["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
         return data
 
@@ -121,6 +142,7 @@ class _Plan:
     reuse: dict[str, str] = field(default_factory=dict)  # new chunk id -> donor chunk id
     stale: list[str] = field(default_factory=list)
     moved_from: str | None = None
+    replaced: list[str] = field(default_factory=list)  # ids written anew whose old vector is in the store
 
 
 class Indexer:
@@ -152,6 +174,17 @@ class Indexer:
         self._embedder: Embedder | None = None
         self._store: VectorStore | SharedStore | None = None
         self.batch_chunks = batch_chunks
+        # The embedding rate measured by this indexer (model tokens and the wall time they took, the store's writes
+        # included), for time estimates.
+        self._rate_tokens = 0
+        self._rate_s = 0.0
+
+    def time_left(self, tokens: int) -> float | None:
+        """Seconds to embed `tokens` model tokens at the rate this indexer has measured (a chunk of 250 tokens costs
+        about ten of 25); None before any measure."""
+        if self._rate_tokens <= 0:
+            return None
+        return max(tokens, 0) * self._rate_s / self._rate_tokens
 
     @property
     def store(self) -> VectorStore | SharedStore:
@@ -176,9 +209,11 @@ class Indexer:
 
     # -- entry points --------------------------------------------------------------------------
 
-    def sync(self, progress: Progress | None = None, reading: Reading | None = None) -> IndexReport:
+    def sync(
+        self, progress: Progress | None = None, reading: Reading | None = None, *, embed_for_s: float | None = None
+    ) -> IndexReport:
         """Compare the whole vault with the manifest and apply every difference (`reading` sees the notes read,
-        `progress` the chunks written)."""
+        `progress` the chunks embedded); with `embed_for_s`, embed for at most that long (0: words only)."""
         started = time.perf_counter()
         report = IndexReport(recovered=self.recover())
         current = self.vault.scan()
@@ -186,11 +221,13 @@ class Indexer:
         changed = {p: st for p, st in current.items() if known.get(p) != (st.mtime_ns, st.size)}
         deleted = set(known) - set(current)
         report.notes_seen = len(current)
-        self._apply(changed, deleted, report, progress, reading)
+        self._apply(changed, deleted, report, progress, reading, embed_for_s)
         report.elapsed_s = time.perf_counter() - started
         return report
 
-    def update(self, paths: Iterable[str], progress: Progress | None = None) -> IndexReport:
+    def update(
+        self, paths: Iterable[str], progress: Progress | None = None, *, embed_for_s: float | None = None
+    ) -> IndexReport:
         """Apply what happened to some vault-relative paths (files or folders), as the watcher reports them.
 
         A folder that appeared is scanned; a folder that vanished removes every note under it, so a folder
@@ -235,7 +272,7 @@ class Indexer:
             prefix = rel.rstrip("/") + "/"
             deleted.update(p for p in known if p.startswith(prefix))
         report.notes_seen = len(changed)
-        self._apply(changed, deleted, report, progress)
+        self._apply(changed, deleted, report, progress, embed_for_s=embed_for_s)
         report.elapsed_s = time.perf_counter() - started
         return report
 
@@ -263,14 +300,20 @@ class Indexer:
         report: IndexReport,
         progress: Progress | None,
         reading: Reading | None = None,
+        embed_for_s: float | None = None,
     ) -> None:
+        """Words first, meaning after: every changed note's manifest entry and lexical text are written in batches
+        as it is read (bounded memory, and searchable by its words within seconds), then the chunks still without a
+        vector are embedded, newest notes first (for at most `embed_for_s` seconds when given)."""
         donors: dict[str, list[str]] = {}
         for path in sorted(deleted):
             record = self.manifest.note(path)
             if record is not None and record.content_hash:
                 donors.setdefault(record.content_hash, []).append(path)
 
-        plans: list[_Plan] = []
+        moved: set[str] = set()
+        batch: list[_Plan] = []
+        size = 0
         for number, path in enumerate(sorted(changed), 1):
             if reading:
                 reading(number, len(changed))
@@ -281,33 +324,20 @@ class Indexer:
                 self._skip(path, stat, exc.reason, report)
                 continue
             plan = self._plan(note, stat, donors, report)
-            if plan is not None:
-                plans.append(plan)
-        moved = {p.moved_from for p in plans if p.moved_from}
-
-        total = sum(len(p.write) for p in plans)
-        done = 0
-
-        def tick(chunks: int) -> None:
-            nonlocal done
-            done += chunks
-            if progress:
-                progress(done, total)
-
-        batch: list[_Plan] = []
-        size = 0
-        for plan in plans:
+            if plan is None:
+                continue
             batch.append(plan)
-            size += len(plan.write)
-            if size >= self.batch_chunks:
-                self._commit(batch, report, tick)
+            size += len(plan.chunks)
+            if size >= self.batch_chunks or len(batch) >= _WORDS_BATCH_NOTES:
+                moved.update(self._commit_words(batch, report))
                 batch, size = [], 0
         if batch:
-            self._commit(batch, report, tick)
+            moved.update(self._commit_words(batch, report))
 
         gone = sorted(deleted - moved)
         if gone:
             self._delete(gone, report)
+        self.embed(progress, report, for_s=embed_for_s)
 
     def _plan(
         self,
@@ -325,76 +355,154 @@ class Indexer:
             return None
         plan = _Plan(note, stat, self.chunker.chunk(note), meta)
         old: list[ChunkRecord] = []
+        waiting: set[str] = set()  # old chunks whose vectors were never made
         if record is not None:
             old = self.manifest.chunks(note.path)
+            waiting = self.manifest.unembedded_ids(note.path)
         elif donors.get(note.content_hash):
             plan.moved_from = donors[note.content_hash].pop(0)
             old = self.manifest.chunks(plan.moved_from)
+            waiting = self.manifest.unembedded_ids(plan.moved_from)
             report.notes_renamed += 1
         same_meta = record is not None and record.meta_hash == _meta_hash(meta)
         by_id = {c.id: c for c in old}
-        by_text = {c.text_hash: c.id for c in old}
+        by_text = {c.text_hash: c.id for c in old if c.id not in waiting}
         for chunk in plan.chunks:
             prior = by_id.get(chunk.id)
-            if prior is not None and prior.text_hash == chunk.text_hash and same_meta:
+            if prior is not None and prior.text_hash == chunk.text_hash and same_meta and chunk.id not in waiting:
                 continue  # the vector and its metadata are already right
             plan.write.append(chunk)
             donor = by_text.get(chunk.text_hash)
             if donor is not None:
                 plan.reuse[chunk.id] = donor
+            if prior is not None and chunk.id not in waiting:
+                plan.replaced.append(chunk.id)
         new_ids = {c.id for c in plan.chunks}
         plan.stale = [c.id for c in old if c.id not in new_ids]
         return plan
 
-    def _commit(self, plans: Sequence[_Plan], report: IndexReport, tick: Callable[[int], None]) -> None:
+    def _commit_words(self, plans: Sequence[_Plan], report: IndexReport) -> set[str]:
+        """Write a batch of read notes: their manifest entries and lexical text, the vectors that can be carried
+        over (renames, moved paragraphs), and their other chunks queued for embedding. Returns the paths the batch's
+        notes moved from."""
         writes = [c for p in plans for c in p.write]
         stale = [i for p in plans for i in p.stale]
-        self.manifest.journal([c.id for c in writes] + stale)
+        replaced = [i for p in plans for i in p.replaced]
         donor_ids = sorted({d for p in plans for d in p.reuse.values()})
+        touched = [c.id for c in writes] + stale
+        if touched:
+            self.manifest.journal(touched)
         kept = self.store.embeddings(donor_ids) if donor_ids else {}
-        vectors: dict[str, npt.NDArray[np.float32]] = {}
-        to_embed: list[Chunk] = []
+        carried: list[tuple[Chunk, _Plan]] = []
+        queued: list[tuple[Chunk, _Plan]] = []
         for plan in plans:
             for chunk in plan.write:
                 donor = plan.reuse.get(chunk.id)
-                if donor is not None and donor in kept:
-                    vectors[chunk.id] = kept[donor]
-                else:
-                    to_embed.append(chunk)
-        tick(len(writes) - len(to_embed))
-        # Sorted by length so each slice pads little; sliced so progress moves while the model works.
-        to_embed.sort(key=lambda c: len(c.text))
-        for start in range(0, len(to_embed), _EMBED_SLICE):
-            part = to_embed[start : start + _EMBED_SLICE]
-            started = time.perf_counter()
-            embedded = self.embedder.embed([c.text for c in part])
-            report.embed_s += time.perf_counter() - started
-            for chunk, vector in zip(part, embedded, strict=True):
-                vectors[chunk.id] = vector
-            tick(len(part))
-        report.chunks_embedded += len(to_embed)
-        report.chunks_reused += len(writes) - len(to_embed)
-        if writes:
+                (carried if donor is not None and donor in kept else queued).append((chunk, plan))
+        if carried:
             self.store.upsert(
-                [c.id for c in writes],
-                np.stack([vectors[c.id] for c in writes]).astype(np.float32),
+                [c.id for c, _ in carried],
+                np.stack([kept[p.reuse[c.id]] for c, p in carried]).astype(np.float32),
                 # Line numbers stay in the manifest only: an edit above a chunk moves them without a re-upsert.
-                [{**p.meta, "anchor": c.anchor} for p in plans for c in p.write],
+                [{**p.meta, "anchor": c.anchor} for c, p in carried],
             )
-        if stale:
-            self.store.delete(stale)
+        carried_ids = {c.id for c, _ in carried}
+        # A chunk whose text changed must not answer with its old vector until the new one is made.
+        drop = stale + [i for i in replaced if i not in carried_ids]
+        if drop:
+            self.store.delete(drop)
+        report.chunks_reused += len(carried)
         report.chunks_deleted += len(stale)
         with self.manifest.transaction() as db:
             for plan in plans:
                 if plan.moved_from:
                     self.manifest.delete_note(db, plan.moved_from)
                 self.manifest.put_note(db, self._record(plan), self._chunk_records(plan), self._lexical(plan.note))
-            self.manifest.clear_journal(db, [c.id for c in writes] + stale)
+            order = {c.id: i for p in plans for i, c in enumerate(p.chunks)}
+            self.manifest.queue_chunks(
+                db,
+                [
+                    (
+                        Unembedded(
+                            c.id,
+                            p.note.path,
+                            c.text,
+                            json.dumps({**p.meta, "anchor": c.anchor}, ensure_ascii=False),
+                            c.tokens or _guess_tokens(c.text),
+                        ),
+                        int(p.meta["day"]),
+                        p.stat.mtime_ns,
+                        order[c.id],
+                    )
+                    for c, p in queued
+                ],
+            )
+            self.manifest.clear_journal(db, touched)
         report.notes_indexed += len(plans)
+        report.chunks_queued += len(queued)
+        moved = {p.moved_from for p in plans if p.moved_from}
         if self.on_moved is not None:
             for plan in plans:
                 if plan.moved_from:
                     self.on_moved(plan.moved_from, plan.note.path)
+        return moved
+
+    def embed(
+        self,
+        progress: Progress | None = None,
+        report: IndexReport | None = None,
+        *,
+        for_s: float | None = None,
+        batch: int = _EMBED_BATCH,
+    ) -> IndexReport:
+        """Embed the chunks still without a vector, newest notes first, in batches that each commit on their own
+        (a kill loses at most one batch); stop after `for_s` seconds when given (what is left waits for the next
+        call). `progress` is told the chunks done and to do, and the time left as measured so far."""
+        report = report if report is not None else IndexReport()
+        total, tokens_left = self.manifest.unembedded_totals()
+        report.chunks_left, report.left_s = total, self.time_left(tokens_left) if total else None
+        if not total or (for_s is not None and for_s <= 0):
+            return report
+        embedder = self.embedder  # loaded before the clock starts: loading is not embedding
+        started = time.perf_counter()
+        done = 0
+        if progress:
+            progress(0, total, self.time_left(tokens_left))
+        while for_s is None or time.perf_counter() - started < for_s:
+            rows = self.manifest.next_unembedded(batch)
+            if not rows:
+                break
+            began = time.perf_counter()
+            ids = [r.id for r in rows]
+            self.manifest.journal(ids)
+            vectors: dict[str, npt.NDArray[np.float32]] = {}
+            # Sorted by length so each slice pads little; sliced so progress moves while the model works.
+            todo = sorted(rows, key=lambda r: len(r.text))
+            for at in range(0, len(todo), _EMBED_SLICE):
+                part = todo[at : at + _EMBED_SLICE]
+                slice_began = time.perf_counter()
+                embedded = embedder.embed([r.text for r in part])
+                now = time.perf_counter()
+                report.embed_s += now - slice_began
+                for row, vector in zip(part, embedded, strict=True):
+                    vectors[row.id] = vector
+                done += len(part)
+                tokens = sum(r.tokens for r in part)
+                tokens_left -= tokens
+                self._rate_tokens += tokens
+                self._rate_s += now - began
+                began = now
+                if progress:
+                    progress(min(done, total), total, self.time_left(tokens_left))
+            self.store.upsert(ids, np.stack([vectors[i] for i in ids]).astype(np.float32), [r.metadata for r in rows])
+            with self.manifest.transaction() as db:
+                self.manifest.mark_embedded(db, ids)
+                self.manifest.clear_journal(db, ids)
+            self._rate_s += time.perf_counter() - began  # the store's write and the commit are part of the cost
+            report.chunks_embedded += len(rows)
+        left, tokens_left = self.manifest.unembedded_totals()
+        report.chunks_left, report.left_s = left, self.time_left(tokens_left) if left else None
+        return report
 
     def _delete(self, paths: Sequence[str], report: IndexReport) -> None:
         ids = [c.id for p in paths for c in self.manifest.chunks(p)]

@@ -19,6 +19,12 @@ from indexer.sync import Indexer, IndexReport, Progress
 
 log = logging.getLogger(__name__)
 
+EMBED_BETWEEN_EVENTS_S = 2.0
+"""How long the watcher embeds queued chunks before it looks at file events again."""
+EMBED_BATCH_WATCHING = 128
+"""Chunks embedded and committed together while watching: about two seconds of the model here, so a file event
+never waits long behind a large catch-up."""
+
 
 class VaultFilter(watchfiles.BaseFilter):
     """Drops events under dot-folders (`.obsidian/` churn, `.trash/`, `.git/`) and for non-note files.
@@ -57,16 +63,21 @@ def watch(
     on_ready: Callable[[], None] | None = None,
     progress: Progress | None = None,
     on_paths: Callable[[frozenset[str]], None] | None = None,
+    embed_for_s: float = EMBED_BETWEEN_EVENTS_S,
 ) -> None:
     """Run until `stop` is set: each batch of file events becomes one `Indexer.update`.
 
     `on_ready` is called once the OS watch is in place, after a catch-up sync of whatever changed between
-    the caller's initial sync and that moment. `progress` sees the chunks of each batch. `on_paths` is told the
-    vault-relative paths of each batch before `on_batch`, the ones the index leaves out included (session
-    summaries, say, which the hot tier reads straight from the vault).
+    the caller's initial sync and that moment. The catch-up writes words only; the chunks it leaves without a vector
+    (and those a large batch leaves) are embedded while the vault is quiet, `embed_for_s` seconds at a time, so a
+    file event waits at most that long to be indexed; `on_batch` reports each such stretch with 0 events.
+    `progress` sees the chunks embedded. `on_paths` is told the vault-relative paths of each batch before
+    `on_batch`, the ones the index leaves out included (session summaries, say, which the hot tier reads straight
+    from the vault).
     """
     root = indexer.vault.root
     ready = False
+    waiting = 0  # chunks still without a vector
     for changes in watchfiles.watch(
         root,
         watch_filter=VaultFilter(root),
@@ -80,12 +91,18 @@ def watch(
         if not ready:
             # The first (possibly empty) yield means the OS watch is live: catch up once, then report.
             ready = True
-            catch_up = indexer.sync(progress=progress)
+            catch_up = indexer.sync(progress=progress, embed_for_s=0.0)
+            waiting = catch_up.chunks_left
             if catch_up.notes_indexed or catch_up.notes_deleted or catch_up.notes_skipped:
                 on_batch(catch_up, 0)
             if on_ready:
                 on_ready()
         if not changes:
+            if waiting:
+                report = indexer.embed(progress, for_s=embed_for_s, batch=EMBED_BATCH_WATCHING)
+                waiting = report.chunks_left
+                if report.chunks_embedded:
+                    on_batch(report, 0)
             continue
         rels = set()
         for _change, path in changes:
@@ -95,5 +112,6 @@ def watch(
                 continue
         if on_paths is not None:
             on_paths(frozenset(rels))
-        report = indexer.update(rels, progress=progress)
+        report = indexer.update(rels, progress=progress, embed_for_s=embed_for_s)
+        waiting = report.chunks_left
         on_batch(report, len(changes))

@@ -55,6 +55,9 @@ class AgentApi:
         self._graph: tuple[Hashable, VaultGraph] | None = None
         self._surfaced: tuple[float, tuple[str, ...]] = (0.0, ())  # (when, paths) of the latest search's results
         self._last: tuple[float, str] | None = None  # the note last surfaced or read
+        self.notice: str | None = None
+        """What the reader of the last search's results must know (the meaning side unavailable or still being
+        built), or None."""
 
     def _remember_surfaced(self, paths: list[str]) -> None:
         now = time.monotonic()
@@ -82,6 +85,12 @@ class AgentApi:
         scope = _scope(where, since, until, path)
         engine = self.workspace.recall()
         recalled = engine.recall(query, k=k, as_of=moment, scope=scope)
+        self.notice = recalled.notice or (
+            f"the meaning side of the index is {int(100 * recalled.dense_built)}% built: the newest notes have "
+            "theirs, the others are found by their words"
+            if recalled.dense_built < 1.0
+            else None
+        )
         # The matches, or when none reaches the relevance floor the closest notes, marked as such.
         items = list(recalled.shown(k))
         self._remember_surfaced([item.path for item in items])

@@ -98,7 +98,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.run(args)
     except KeyboardInterrupt:
-        print("companion: interrupted", file=sys.stderr)
+        resume = (
+            ": what was written stays (notes read so far are searchable by their words), and `companion index` "
+            "goes on from there"
+            if args.command == "index"
+            else ""
+        )
+        print(f"companion: interrupted{resume}", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # The reader (`| head`) has had enough: not an error. Point stdout at nothing so the exit flush is quiet.

@@ -14,8 +14,8 @@ from companion.errors import ConfigError
 from companion.recall.results import RecallItem
 from companion.recall.scope import Scope, parse_day, parse_where
 from companion.vault.sessions import SessionSummary
-from companion.words import counted
-from companion.workspace import Workspace
+from companion.words import counted, duration
+from companion.workspace import CATCH_UP_EMBED_S, Workspace
 
 
 def add_scope_arguments(parser: argparse.ArgumentParser) -> None:
@@ -80,13 +80,32 @@ def sync_first(ws: Workspace, args: argparse.Namespace) -> None:
     """Bring the index up to date unless `--no-sync`; say so on stderr when there was work to do."""
     if getattr(args, "no_sync", False):
         return
+
+    def say_if_new() -> None:
+        if ws.manifest.note_count() == 0 and not ws.manifest.skipped() and (notes := len(ws.vault.scan())):
+            print(
+                f"companion: {ws.root} has never been indexed: indexing its {counted(notes, 'note')} before "
+                f"answering (every word first, then meaning for at most {CATCH_UP_EMBED_S:.0f} s; "
+                "`companion index` builds it all)",
+                file=sys.stderr,
+            )
+
     bar = ProgressBar("indexing")
-    report = ws.catch_up(progress=bar, reading=bar.reading)
+    report = ws.catch_up(progress=bar, reading=bar.reading, on_start=say_if_new)
     bar.close()
     if report is not None and (report.notes_indexed or report.notes_deleted):
         print(
             f"companion: indexed {counted(report.notes_indexed, 'note')}, removed {report.notes_deleted} "
             "before answering",
+            file=sys.stderr,
+        )
+    if report is not None and report.chunks_left:
+        built = int(100 * ws.searcher().built())
+        when = f", about {duration(report.left_s)}" if report.left_s is not None else ""
+        print(
+            f"companion: the meaning side of the index is {built}% built ({counted(report.chunks_left, 'chunk')} "
+            f"to embed{when}): `companion index` finishes it; until then the notes without it are found by their "
+            "words",
             file=sys.stderr,
         )
 

@@ -77,6 +77,7 @@ def diagnose(ws: Workspace) -> dict[str, Any]:
             "notes": notes,
             "chunks": chunks,
             "pending": len(ws.manifest.pending()),
+            "to_embed": ws.manifest.unembedded_totals()[0],
             "skipped": [{"path": p, "reason": r} for p, r in ws.manifest.skipped()],
             "stale": len(set(scan) - {n.path for n in ws.manifest.notes()}),
         },
@@ -140,17 +141,17 @@ def _store_health(ws: Workspace) -> dict[str, Any]:
                     "them (every chunk is embedded again)"
                 ]
             }
-        if not ws.paths.chroma.exists() and ws.manifest.counts()[1]:
+        if not ws.paths.chroma.exists() and ws.manifest.embedded_count():
             return {
                 "vectors": 0,
-                "missing": ws.manifest.counts()[1],
+                "missing": ws.manifest.embedded_count(),
                 "problems": [
                     f"the vector store folder {ws.paths.chroma} is missing: run `companion index` to embed every "
                     "chunk again"
                 ],
             }
     try:
-        health = ws.store().health(sorted(ws.manifest.chunk_ids()))
+        health = ws.store().health(sorted(ws.manifest.embedded_ids()))
     except StoreUnavailable:
         raise
     except StoreError as exc:
@@ -172,7 +173,7 @@ def _store_health(ws: Workspace) -> dict[str, Any]:
             health,
             orphans=[i for i in health.orphans if i not in in_flight],
             missing=[i for i in health.missing if i not in in_flight],
-            unreadable=[i for i in health.unreadable if i not in in_flight and i in ws.manifest.chunk_ids()],
+            unreadable=[i for i in health.unreadable if i not in in_flight and i in ws.manifest.embedded_ids()],
         )
     record_damage(ws.paths, health.unreadable)
     return {
@@ -249,6 +250,7 @@ def _print(report: dict[str, Any]) -> None:
         f"index     {counted(index['notes'], 'note')}, {counted(index['chunks'], 'chunk')}, "
         f"{index['pending']} pending, "
         f"{counted(index['stale'], 'note')} not yet indexed"
+        + (f", {counted(index['to_embed'], 'chunk')} still to embed (`companion index`)" if index["to_embed"] else "")
     )
     for skipped in index["skipped"]:
         print(f"          skipped: {skipped['path']}: {skipped['reason']}")

@@ -238,6 +238,12 @@ def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool
         file=out,
     )
     print(f"index   {counted(notes, 'note')}, {counted(chunks, 'chunk')}  [{ws.store_kind}]", file=out)
+    if report.chunks_left:
+        print(
+            f"waiting {counted(report.chunks_left, 'chunk')} still to embed: every note is searchable by its words, "
+            "the newest by their meaning too; `companion index` again finishes it",
+            file=out,
+        )
     if first and ws.vault.left_out:
         reasons = ", ".join(f"{n} in {why}" for why, n in sorted(ws.vault.left_out.items(), key=lambda x: -x[1]))
         print(f"left out {counted(sum(ws.vault.left_out.values()), 'note')}: {reasons}", file=out)

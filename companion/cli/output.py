@@ -9,6 +9,8 @@ import sys
 import time
 from typing import Any, TextIO
 
+from companion.words import duration
+
 CLEAR_TO_END = "\x1b[K"
 """The terminal control that erases the rest of the line: what a shorter redraw leaves of a longer one."""
 
@@ -35,11 +37,11 @@ class ProgressBar:
         """Notes read and chunked so far."""
         self._show("reading", "notes", done, total)
 
-    def __call__(self, done: int, total: int) -> None:
-        """Chunks embedded and written so far."""
-        self._show("embedding", "chunks", done, total)
+    def __call__(self, done: int, total: int, left_s: float | None = None) -> None:
+        """Chunks embedded and written so far, and the time left as the indexer measures it (by model tokens)."""
+        self._show("embedding", "chunks", done, total, left_s)
 
-    def _show(self, phase: str, unit: str, done: int, total: int) -> None:
+    def _show(self, phase: str, unit: str, done: int, total: int, left_s: float | None = None) -> None:
         if not self.enabled or total <= 0:
             return
         now = time.perf_counter()
@@ -52,9 +54,9 @@ class ProgressBar:
         self._last = now
         elapsed = max(now - self.started, 1e-6)
         rate = done / elapsed
-        left = (total - done) / rate if rate > 0 else 0.0
+        left = left_s if left_s is not None else (total - done) / rate if rate > 0 else 0.0
         head = f"{self.label}: {phase} "
-        tail = f" {done}/{total} {unit} ({rate:.0f}/s, {_duration(left)} left)"
+        tail = f" {done}/{total} {unit} ({rate:.0f}/s, {duration(left)} left)"
         # A line as wide as the terminal wraps, and `\r` then returns to the wrapped part only: the bar gives way
         # (down to 10 characters) so the line stays one short of the width, and only then is the line cut.
         columns = _columns(self.stream)
@@ -89,11 +91,11 @@ class JsonProgress:
         """Notes read and chunked so far."""
         self._emit("reading", done, total)
 
-    def __call__(self, done: int, total: int) -> None:
-        """Chunks embedded and written so far."""
-        self._emit("embedding", done, total)
+    def __call__(self, done: int, total: int, left_s: float | None = None) -> None:
+        """Chunks embedded and written so far, and the time left as the indexer measures it."""
+        self._emit("embedding", done, total, left_s)
 
-    def _emit(self, phase: str, done: int, total: int) -> None:
+    def _emit(self, phase: str, done: int, total: int, left_s: float | None = None) -> None:
         now = time.perf_counter()
         if phase != self._phase:
             self._phase, self._started, self._last = phase, now, 0.0
@@ -102,6 +104,7 @@ class JsonProgress:
         self._last = now
         elapsed = now - self._started
         rate = done / elapsed if elapsed >= 0.2 else 0.0  # a rate over a few milliseconds says nothing
+        eta = left_s if left_s is not None else (total - done) / rate if rate > 0 else None
         print_json(
             {
                 "event": "progress",
@@ -109,7 +112,7 @@ class JsonProgress:
                 "done": done,
                 "total": total,
                 "per_s": round(rate, 1) if rate > 0 else None,
-                "eta_s": round((total - done) / rate, 1) if rate > 0 else None,
+                "eta_s": round(eta, 1) if eta is not None else None,
             },
             self.stream,
         )
@@ -124,12 +127,3 @@ def _columns(stream: TextIO) -> int:
         return os.get_terminal_size(stream.fileno()).columns
     except (AttributeError, ValueError, OSError):
         return shutil.get_terminal_size().columns
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds + 0.5)
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds // 60 % 60:02d} min"

@@ -143,6 +143,7 @@ def context_json(context: RecalledContext, located: dict[str, Located] | None = 
         "pushed_out": [session_json(s) for s in context.pushed_out],
         "temporal": [temporal_json(t) for t in context.temporal],
         "notice": context.notice,
+        "dense_built": round(context.dense_built, 4),
     }
 
 
@@ -150,6 +151,11 @@ def _print(context: RecalledContext, explain: bool, why: str = "", located: dict
     located = located or {}
     if context.notice:
         print(f"note    {context.notice}")
+    elif context.dense_built < 1.0:
+        print(
+            f"note    the meaning side of the index is {int(100 * context.dense_built)}% built: the newest notes "
+            "have theirs, the others are found by their words"
+        )
     if context.date_range is not None:
         r = context.date_range
         print(f"dates   '{r.phrase}' = {r.start} .. {r.end}")

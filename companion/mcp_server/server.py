@@ -263,18 +263,21 @@ class CompanionServer:
             Only matches are listed; when no note is relevant enough, no_good_match is true and the closest few
             come with match false. A search counts nothing as used; reading a note does.
             """
-            found = await self._call(
-                lambda api: api.search(query, k=k, where=where, since=since, until=until, path=path, as_of=as_of)
+            found, notice = await self._call(
+                lambda api: (
+                    api.search(query, k=k, where=where, since=since, until=until, path=path, as_of=as_of),
+                    api.notice,
+                )
             )
-            return _found_json(found)
+            return _found_json(found, notice)
 
         @server.tool(annotations=_READ_ONLY)
         async def recall_relevant(query: str, k: int = 10) -> dict[str, Any]:
             """Recall the notes most relevant to a message: hybrid relevance times the spaced-repetition decay, so
             notes that proved useful stay and stale ones fade. k: 1-100. When no note is relevant enough,
             no_good_match is true and the closest few come with match false."""
-            found = await self._call(lambda api: api.search(query, k=k))
-            return _found_json(found)
+            found, notice = await self._call(lambda api: (api.search(query, k=k), api.notice))
+            return _found_json(found, notice)
 
         @server.tool(annotations=_READ_ONLY)
         async def vault_read(note: str) -> dict[str, Any]:
@@ -470,6 +473,13 @@ def serve(
         companion.close()
 
 
-def _found_json(found: list[Found]) -> dict[str, Any]:
-    """A search's results as a tool returns them, saying when none of them is a good match."""
-    return {"results": [f.as_json() for f in found], "no_good_match": bool(found) and not any(f.match for f in found)}
+def _found_json(found: list[Found], notice: str | None = None) -> dict[str, Any]:
+    """A search's results as a tool returns them, saying when none of them is a good match (and, with `notice`,
+    what else the agent must know of them: the index still being built)."""
+    out: dict[str, Any] = {
+        "results": [f.as_json() for f in found],
+        "no_good_match": bool(found) and not any(f.match for f in found),
+    }
+    if notice:
+        out["notice"] = notice
+    return out

@@ -206,6 +206,7 @@ class Recall:
             date_range=date_range,
             notice=getattr(self.index, "dense_unavailable", None),
             floor=self.floor(),
+            dense_built=self.dense_built(),
         )
 
     def passage(self, item: RecallItem, max_chars: int = 1200) -> str:
@@ -385,6 +386,11 @@ class Recall:
         floor = self.floor()
         items.sort(key=lambda i: (-hits[i.path].name_rank, not i.matches(floor), -i.score, i.path))
         return items
+
+    def dense_built(self) -> float:
+        """The share of the index's chunks that have their vectors (1.0 for an index that does not say)."""
+        built = getattr(self.index, "built", None)
+        return float(built()) if callable(built) else 1.0
 
     def floor(self) -> float:
         """The relevance floor in force: the settings' with the learned fusion, `WEIGHTED_FLOOR` with the weighted

@@ -171,6 +171,8 @@ class RecalledContext:
     """Something the reader must know about these results (the meaning side of the index was unavailable)."""
     floor: float = 0.0
     """The relevance floor: an item whose score before the decay is below it is not a match."""
+    dense_built: float = 1.0
+    """The share of the index's chunks that have their vectors (below 1 while a build embeds; see `notice`)."""
 
     @property
     def matched(self) -> tuple[RecallItem, ...]:

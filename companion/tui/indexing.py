@@ -17,7 +17,7 @@ from textual.message import Message
 
 from companion.errors import CompanionError, IndexLockedError
 from companion.tui.messages import IndexChanged, IndexStatus, Notice
-from companion.words import counted
+from companion.words import counted, duration
 from companion.workspace import Workspace
 from indexer.lock import WriterLock
 from indexer.sync import Indexer, IndexReport
@@ -27,6 +27,13 @@ FOLLOW_S = 1.0  # how often an attached app looks for another process's writes
 ASK_AGAIN_S = 15.0  # how often an attached app asks the holder for the index again (a reader lets go)
 APP_WRITE_BATCH = 128  # vectors per Chroma write: each holds the GIL, so the event loop waits ~40 ms at most
 WATCH_DEBOUNCE_MS = 800  # quiet period that turns an editor's save (temp file, rename) into one batch
+
+
+def built(left: int, chunks: int) -> str:
+    """ ", meaning 40% built" while `left` of the index's `chunks` wait for their vectors; empty once none does."""
+    if not left or not chunks:
+        return ""
+    return f", meaning {int(100 * (chunks - left) / chunks)}% built"
 
 
 class _Stopped(Exception):
@@ -106,11 +113,12 @@ class IndexKeeper:
     def _index_and_watch(self) -> None:
         from indexer.watcher import watch  # deferred: watchfiles is needed only once the first screen is up
 
-        def progress(done: int, total: int) -> None:
+        def progress(done: int, total: int, left_s: float | None) -> None:
             if self._stop.is_set():
                 raise _Stopped  # a quit mid-batch: the journal undoes the half-written batch on the next start
             self.idle = False
-            self._post(IndexStatus(state=f"indexing {done} of {counted(total, 'chunk')}"))
+            when = f", about {duration(left_s)} left" if left_s is not None else ""
+            self._post(IndexStatus(state=f"embedding, {counted(total - done, 'chunk')} to go{when}"))
 
         with self.lock:  # the meta checks use the readers' connection
             indexer = self.workspace.indexer(own_connections=True)
@@ -158,9 +166,12 @@ class IndexKeeper:
         notes, chunks = indexer.manifest.counts()
         self.batches += 1
         self.idle = True
-        self._post(IndexStatus(state=f"watching, {counted(notes, 'note')}, {counted(chunks, 'chunk')}"))
+        state = f"watching, {counted(notes, 'note')}, {counted(chunks, 'chunk')}{built(report.chunks_left, chunks)}"
+        self._post(IndexStatus(state=state))
         touched, self._sessions_touched = self._sessions_touched, False
-        if report.notes_indexed or report.notes_deleted or touched:
+        # The meaning side finishing changes every ranking; each stretch of it on the way would only stir the panes.
+        finished = report.chunks_embedded > 0 and not report.chunks_left
+        if report.notes_indexed or report.notes_deleted or touched or finished:
             self._post(IndexChanged())
 
     def _saw(self, paths: frozenset[str]) -> None:
@@ -181,12 +192,18 @@ class IndexKeeper:
             del vault.problems[known:]  # polled every second: a broken summary is reported by recall, not each time
             return stamp
 
+    def _following(self) -> str:
+        """The status line while another process writes the index."""
+        with self.lock:
+            notes, chunks = self.workspace.manifest.counts()
+            left = self.workspace.manifest.unembedded_totals()[0]
+        return f"following, {counted(notes, 'note')}, {counted(chunks, 'chunk')}{built(left, chunks)}"
+
     def _follow(self, *, until_lock_free: bool) -> None:
         """Show another process's writes as they land; return when the writer lock is free (to take over)."""
         with self.lock:
             generation = self.workspace.manifest.generation()
-            notes, chunks = self.workspace.manifest.counts()
-        self._post(IndexStatus(state=f"following, {counted(notes, 'note')}, {counted(chunks, 'chunk')}"))
+        self._post(IndexStatus(state=self._following()))
         self.idle = True
         ask_again = time.monotonic() + ASK_AGAIN_S
         sessions = self._sessions_stamp()
@@ -199,9 +216,7 @@ class IndexKeeper:
                 self._post(IndexChanged())
             if now != generation:
                 generation = now
-                with self.lock:
-                    notes, chunks = self.workspace.manifest.counts()
-                self._post(IndexStatus(state=f"following, {counted(notes, 'note')}, {counted(chunks, 'chunk')}"))
+                self._post(IndexStatus(state=self._following()))
                 self._post(IndexChanged())
             if until_lock_free and (
                 self.workspace.owner.owned  # the app's own recall took the store when the other writer left

@@ -280,12 +280,20 @@ def test_progress_counts_chunks_up_to_the_total(hash_ws: Workspace) -> None:
     for i in range(30):
         write(hash_ws.root, f"n{i}.md", "\n\n".join(f"paragraph {j} of note {i} " * 30 for j in range(6)))
     seen: list[tuple[int, int]] = []
+    left: list[float | None] = []
     indexer = hash_ws.indexer()
     indexer.batch_chunks = 50
-    report = indexer.sync(progress=lambda done, total: seen.append((done, total)))
+
+    def progress(done: int, total: int, left_s: float | None) -> None:
+        seen.append((done, total))
+        left.append(left_s)
+
+    report = indexer.sync(progress=progress)
     assert len(seen) > 3
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
     assert seen[-1] == (report.chunks_embedded, report.chunks_embedded)
+    # No estimate before the model has been timed; then one that falls to nothing at the end.
+    assert left[0] is None and all(s is not None for s in left[1:]) and left[-1] == 0
 
 
 def test_a_file_name_that_is_not_utf8_is_reported_not_fatal(hash_ws: Workspace) -> None:
