@@ -38,6 +38,21 @@ def test_search_lists_without_counting_and_reading_counts_one_access(api: AgentA
     assert log.stats([found[0].path])[found[0].path].access_count == 1
 
 
+def test_a_search_while_the_meaning_side_is_built_says_so(tmp_path: Path) -> None:
+    ws = workspace(write_agent_vault(tmp_path / "vault"), data_dir=tmp_path / "data")
+    try:
+        ws.indexer().sync(embed_for_s=0.0)
+        api = AgentApi(ws)
+        found = api.search("boiler pressure gauge", k=3)
+        assert found[0].path == "Conversations/2026-10-01 Boiler pressure.md"
+        assert api.notice is not None and "0% built" in api.notice
+        ws.indexer().embed()
+        api.search("boiler pressure gauge", k=3)
+        assert api.notice is None
+    finally:
+        ws.close()
+
+
 def test_a_search_with_no_good_match_says_so_with_the_closest_notes(api: AgentApi) -> None:
     found = api.search("zeppelin hangar", k=10)
     assert found and len(found) <= 3

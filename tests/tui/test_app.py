@@ -60,6 +60,21 @@ def test_first_screen_shows_the_hot_tier_and_the_index_state(ws: Workspace) -> N
     run(app, steps)
 
 
+def test_the_app_embeds_what_a_words_first_build_left_and_recalls_again_when_done(ws: Workspace) -> None:
+    ws.indexer().sync(embed_for_s=0.0)  # a build stopped between its words and its meaning
+    assert ws.manifest.unembedded_totals()[0] == 11
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await pilot.press("slash", *"sourdough starter", "enter")
+        await until(pilot, lambda: ws.manifest.unembedded_totals()[0] == 0, "the queued chunks' vectors")
+        await settle(pilot)
+        assert app.query_one(StatusLine).state == "watching, 11 notes, 11 chunks"
+        assert app.context is not None and app.context.notice is None and app.context.dense_built == 1.0
+
+    run(app, steps)
+
+
 def test_lowering_hot_limit_moves_sessions_to_warm(ws: Workspace) -> None:
     app = CompanionApp(ws, as_of=NOW)
 
