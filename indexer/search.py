@@ -90,7 +90,11 @@ class Searcher:
     ) -> None:
         self.manifest = manifest
         self.dense_unavailable: str | None = None
-        """Why the last search answered from words only (the process holding the store did not answer), or None."""
+        """Why the last search answered from words only (the process holding the store did not answer, or the best
+        word matches still wait for their vectors), or None."""
+        self.dense_partial: str | None = None
+        """What the last search could not find while the meaning side is being built, when it answered by meaning
+        alone (no note held its words), or None."""
         self._embedder_factory = embedder_factory
         self._store_factory = store_factory
         self._embedder: Embedder | None = None
@@ -164,9 +168,28 @@ class Searcher:
         scope = self._simplified(scope)
         dense: dict[str, float] = {}
         anchors: dict[str, str] = {}
-        self.dense_unavailable = None
+        self.dense_unavailable = self.dense_partial = None
+        terms = self._lexical_terms(query)
+        match = fts_query(terms)
+        lexical = dict(self.manifest.lexical(match, candidates, scope)) if match else {}
+        if dense_weight > 0 and self.built() < 1.0:
+            # A note still without vectors would lose to every embedded one for want of a meaning score: while the
+            # best word matches wait for theirs, every note is ranked by its words alone (and the model is not
+            # even asked).
+            best = sorted(lexical, key=lambda p: -lexical[p])[: max(k, 10)]
+            if self.manifest.unembedded_of(best):
+                self.dense_unavailable = (
+                    f"the meaning side of the index is {int(100 * self.built())}% built: results from words only "
+                    "until these notes are embedded (`companion index` finishes it)"
+                )
+                dense_weight = 0.0
+            elif not lexical:
+                self.dense_partial = (
+                    f"the meaning side of the index is {int(100 * self.built())}% built and no note holds these "
+                    "words: notes not yet embedded cannot be found by their meaning (`companion index` finishes it)"
+                )
         rows: list[tuple[str, float]] = []
-        if query.strip():
+        if query.strip() and dense_weight > 0:
             try:
                 rows = self._dense(query, scope, candidates * 3, candidates)
             except StoreError as exc:  # the owner does not answer, or the store is damaged
@@ -181,22 +204,9 @@ class Searcher:
                 if similarity > dense.get(path, -1.0):
                     dense[path] = similarity
                     anchors[path] = anchor
-        terms = self._lexical_terms(query)
-        match = fts_query(terms)
-        lexical = dict(self.manifest.lexical(match, candidates, scope)) if match else {}
-        if dense_weight > 0 and self.dense_unavailable is None and self.built() < 1.0:
-            # A note still without vectors would lose to every embedded one for want of a meaning score: while the
-            # best word matches wait for theirs, every note is ranked by its words alone.
-            best = sorted(lexical, key=lambda p: -lexical[p])[: max(k, 10)]
-            if self.manifest.unembedded_of(best):
-                self.dense_unavailable = (
-                    f"the meaning side of the index is {int(100 * self.built())}% built: results from words only "
-                    "until these notes are embedded (`companion index` finishes it)"
-                )
-                dense_weight = 0.0
-                dense, anchors = {}, {}
-        learning = (model is not None and dense_weight < 1.0 and self.dense_unavailable is None) or (
-            self.capture is not None
+        # Fusion is trained on (and captures) searches with the meaning side present.
+        learning = self.dense_unavailable is None and (
+            (model is not None and dense_weight < 1.0) or self.capture is not None
         )
         if self.dense_unavailable is not None:
             model = None  # trained with the meaning side present: words alone fall back to the weighted sum

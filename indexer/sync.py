@@ -14,6 +14,7 @@ committed on its own. Recall meanwhile answers from what is there and says how m
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import logging
@@ -46,6 +47,18 @@ Reading = Callable[[int, int], None]
 _EMBED_SLICE = 64
 _EMBED_BATCH = 1024  # chunks embedded and committed together: a kill loses at most these, sorted by length within
 _WORDS_BATCH_NOTES = 200  # notes read and committed together in the words phase
+_EMBED_BATCH_BOUNDED = 128  # chunks a batch holds when the embedding has a time limit: about 2 s of the model here
+_URGENT_NOTES = 64  # up to this many changed notes are an edit, embedded before any backlog
+_URGENT_DAY = 99_991_231  # the queue's order key of an edit's chunks: after every real date
+
+
+def _queue_day(plan: _Plan) -> int:
+    """The day a note's chunks are queued under (`YYYYMMDD`): its `date`, or for an undated note the day its file
+    was last written."""
+    day = int(plan.meta["day"])
+    if day:
+        return day
+    return int(dt.datetime.fromtimestamp(plan.stat.mtime_ns / 1e9).strftime("%Y%m%d"))
 
 
 def _guess_tokens(text: str) -> int:
@@ -314,6 +327,8 @@ class Indexer:
         moved: set[str] = set()
         batch: list[_Plan] = []
         size = 0
+        # A handful of changed notes is an edit a person or an agent just made: embedded before any backlog.
+        urgent = 0 < len(changed) <= _URGENT_NOTES
         for number, path in enumerate(sorted(changed), 1):
             if reading:
                 reading(number, len(changed))
@@ -329,10 +344,10 @@ class Indexer:
             batch.append(plan)
             size += len(plan.chunks)
             if size >= self.batch_chunks or len(batch) >= _WORDS_BATCH_NOTES:
-                moved.update(self._commit_words(batch, report))
+                moved.update(self._commit_words(batch, report, urgent))
                 batch, size = [], 0
         if batch:
-            moved.update(self._commit_words(batch, report))
+            moved.update(self._commit_words(batch, report, urgent))
 
         gone = sorted(deleted - moved)
         if gone:
@@ -381,10 +396,10 @@ class Indexer:
         plan.stale = [c.id for c in old if c.id not in new_ids]
         return plan
 
-    def _commit_words(self, plans: Sequence[_Plan], report: IndexReport) -> set[str]:
+    def _commit_words(self, plans: Sequence[_Plan], report: IndexReport, urgent: bool = False) -> set[str]:
         """Write a batch of read notes: their manifest entries and lexical text, the vectors that can be carried
-        over (renames, moved paragraphs), and their other chunks queued for embedding. Returns the paths the batch's
-        notes moved from."""
+        over (renames, moved paragraphs), and their other chunks queued for embedding (`urgent`: before everything
+        queued so far). Returns the paths the batch's notes moved from."""
         writes = [c for p in plans for c in p.write]
         stale = [i for p in plans for i in p.stale]
         replaced = [i for p in plans for i in p.replaced]
@@ -430,7 +445,7 @@ class Indexer:
                             json.dumps({**p.meta, "anchor": c.anchor}, ensure_ascii=False),
                             c.tokens or _guess_tokens(c.text),
                         ),
-                        int(p.meta["day"]),
+                        _URGENT_DAY if urgent else _queue_day(p),
                         p.stat.mtime_ns,
                         order[c.id],
                     )
@@ -459,6 +474,8 @@ class Indexer:
         (a kill loses at most one batch); stop after `for_s` seconds when given (what is left waits for the next
         call). `progress` is told the chunks done and to do, and the time left as measured so far."""
         report = report if report is not None else IndexReport()
+        if for_s is not None:
+            batch = min(batch, _EMBED_BATCH_BOUNDED)  # the time is checked between batches
         total, tokens_left = self.manifest.unembedded_totals()
         report.chunks_left, report.left_s = total, self.time_left(tokens_left) if total else None
         if not total or (for_s is not None and for_s <= 0):
@@ -502,6 +519,7 @@ class Indexer:
             report.chunks_embedded += len(rows)
         left, tokens_left = self.manifest.unembedded_totals()
         report.chunks_left, report.left_s = left, self.time_left(tokens_left) if left else None
+        report.elapsed_s += time.perf_counter() - started  # a sync sets its own whole time afterwards
         return report
 
     def _delete(self, paths: Sequence[str], report: IndexReport) -> None:

@@ -167,13 +167,15 @@ def _store_health(ws: Workspace) -> dict[str, Any]:
     writing = not ws.owner.owned and WriterLock.held(ws.data_dir)
     if writing:
         # Another process is writing: vectors of its current batch are in the store before the manifest names
-        # them, and a chunk it replaces may go between two reads. Only what cannot be in flight counts as damage.
+        # them, a chunk it replaces may go between two reads, and a batch may be embedded between the manifest's
+        # read and the store's. Only what cannot be in flight, read again after the check, counts as damage.
         in_flight = set(ws.manifest.pending())
+        expected = ws.manifest.embedded_ids()
         health = dataclasses.replace(
             health,
-            orphans=[i for i in health.orphans if i not in in_flight],
-            missing=[i for i in health.missing if i not in in_flight],
-            unreadable=[i for i in health.unreadable if i not in in_flight and i in ws.manifest.embedded_ids()],
+            orphans=[i for i in health.orphans if i not in in_flight and i not in expected],
+            missing=[i for i in health.missing if i not in in_flight and i in expected],
+            unreadable=[i for i in health.unreadable if i not in in_flight and i in expected],
         )
     record_damage(ws.paths, health.unreadable)
     return {

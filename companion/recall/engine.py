@@ -204,7 +204,7 @@ class Recall:
             results=tuple(_distinct(results))[:k],
             recap=recap,
             date_range=date_range,
-            notice=getattr(self.index, "dense_unavailable", None),
+            notice=getattr(self.index, "dense_unavailable", None) or getattr(self.index, "dense_partial", None),
             floor=self.floor(),
             dense_built=self.dense_built(),
         )

@@ -40,6 +40,9 @@ def test_words_come_first_and_meaning_after(hash_ws: Workspace) -> None:
     assert context.results[0].path == "kiwi.md"
     assert context.dense_built == 0.0
     assert context.notice is not None and "0% built" in context.notice and "words only" in context.notice
+    # A question no note holds the words of is asked of the meaning side alone, which cannot yet see every note.
+    unknown = hash_ws.recall().recall("zymurgy", k=3)
+    assert unknown.notice is not None and "cannot be found by their meaning" in unknown.notice
 
     done = hash_ws.indexer().embed()
     assert done.chunks_embedded == chunks and done.chunks_left == 0 and done.left_s is None
@@ -56,9 +59,19 @@ def test_the_newest_notes_are_embedded_first(hash_ws: Workspace) -> None:
     write(hash_ws.root, "undated-b.md", "no date, written last\n")
     os.utime(hash_ws.root / "undated-a.md", ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
     os.utime(hash_ws.root / "undated-b.md", ns=(1_100_000_000_000_000_000, 1_100_000_000_000_000_000))
-    hash_ws.indexer().sync(embed_for_s=0.0)
-    order = [row.path for row in hash_ws.manifest.next_unembedded(10)]
+    for i in range(70):  # a build, not an edit: more notes than an edit touches
+        write(hash_ws.root, f"filler/{i}.md", f"---\ndate: 2024-01-01\n---\nfiller {i}\n")
+    indexer = hash_ws.indexer()
+    indexer.sync(embed_for_s=0.0)
+    order = [row.path for row in hash_ws.manifest.next_unembedded(100) if not row.path.startswith("filler/")]
+    # By date; an undated note by the day its file was written (2004, 2001).
     assert order == ["new.md", "old.md", "undated-b.md", "undated-a.md"]
+
+    # An edit made meanwhile goes before the whole backlog, whatever its date.
+    write(hash_ws.root, "undated-a.md", "no date, edited now\n")
+    os.utime(hash_ws.root / "undated-a.md", ns=(1_000_000_001_000_000_000, 1_000_000_001_000_000_000))
+    indexer.update({"undated-a.md"}, embed_for_s=0.0)
+    assert hash_ws.manifest.next_unembedded(1)[0].path == "undated-a.md"
 
 
 def test_a_killed_embedding_resumes_and_leaves_nothing_half_done(hash_ws: Workspace) -> None:
