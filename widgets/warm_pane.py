@@ -174,11 +174,13 @@ class WarmPane(KeyedTable):
         headings: dict[str, str] | None = None,
         *,
         no_good_match: bool = False,
+        notice: str = "",
     ) -> None:
         """Rows for a query's results, best first (the cursor stays on its note while the query is the same); a
         note's cell names the heading its passage sits under, when `headings` has one that is not the note's own
         title. A note that was not in the rows for the same question before is marked `new`. With `no_good_match`
-        the rows are only the closest notes, and the title says so."""
+        the rows are only the closest notes, and the title says so. `notice`, what the reader must know of the
+        results (the meaning side still being built), goes under them."""
         headings = headings or {}
         before = self._keys_if_showing(f"query {query}")
         rows: list[tuple[str, dict[str, str | Text]]] = []
@@ -218,7 +220,7 @@ class WarmPane(KeyedTable):
             title = f"Warm: {query!r}: no good match, the closest {len(items)}"
         else:
             title = f"Warm: {query!r} ({len(items)}){weights}"
-        self._fill(f"query {query}", rows, title)
+        self._fill(f"query {query}", rows, title, subtitle=notice)
 
     def show_pushed_out(self, sessions: tuple[SessionSummary, ...], moved: frozenset[str]) -> None:
         """With no query: the sessions the policy's limit pushed out of hot (those that just moved are marked)."""

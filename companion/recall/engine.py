@@ -207,6 +207,7 @@ class Recall:
             notice=getattr(self.index, "dense_unavailable", None) or getattr(self.index, "dense_partial", None),
             floor=self.floor(),
             dense_built=self.dense_built(),
+            words_only=getattr(self.index, "dense_unavailable", None) is not None,
         )
 
     def passage(self, item: RecallItem, max_chars: int = 1200) -> str:

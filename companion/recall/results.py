@@ -173,6 +173,16 @@ class RecalledContext:
     """The relevance floor: an item whose score before the decay is below it is not a match."""
     dense_built: float = 1.0
     """The share of the index's chunks that have their vectors (below 1 while a build embeds; see `notice`)."""
+    words_only: bool = False
+    """The results were ranked by their words alone (the meaning side unavailable or still being built for them)."""
+
+    @property
+    def short_notice(self) -> str:
+        """`notice` in a few words, for a pane's edge (empty when there is nothing to know)."""
+        built = f"meaning {int(100 * self.dense_built)}% built"
+        if self.words_only:
+            return f"from words only: {built}" if self.dense_built < 1.0 else "from words only: meaning unavailable"
+        return built if self.dense_built < 1.0 else ""
 
     @property
     def matched(self) -> tuple[RecallItem, ...]:

@@ -449,7 +449,9 @@ class CompanionApp(App[int]):
         warm = self.query_one(WarmPane)
         if query.strip():
             shown = context.shown(len(context.results))
-            warm.show_results(shown, query, message.headings, no_good_match=context.no_good_match)
+            warm.show_results(
+                shown, query, message.headings, no_good_match=context.no_good_match, notice=context.short_notice
+            )
         elif context.pushed_out or not message.latest:
             warm.show_pushed_out(context.pushed_out, left)
         else:

@@ -71,6 +71,22 @@ def test_the_app_embeds_what_a_words_first_build_left_and_recalls_again_when_don
         await settle(pilot)
         assert app.query_one(StatusLine).state == "watching, 11 notes, 11 chunks"
         assert app.context is not None and app.context.notice is None and app.context.dense_built == 1.0
+        assert not app.query_one(WarmPane).border_subtitle
+
+    run(app, steps)
+
+
+def test_results_from_words_only_say_so_under_the_warm_pane(ws: Workspace) -> None:
+    ws.indexer().sync(embed_for_s=0.0)
+    app = CompanionApp(ws, as_of=NOW, read_only=True)  # a reader: the queue stays as it is
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        await pilot.press("slash", *"sourdough starter", "enter")
+        await settle(pilot)
+        warm = app.query_one(WarmPane)
+        assert warm.cell(0, "note") == conversation_path(-60, "sourdough")
+        assert warm.border_subtitle == "from words only: meaning 0% built"
+        assert "meaning 0% built" in app.query_one(StatusLine).state
 
     run(app, steps)
 
