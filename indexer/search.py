@@ -457,6 +457,9 @@ class Searcher:
             # Past a few rare words, each further word costs a full posting list and moves the top ten little.
             rarest = set(sorted(kept, key=lambda t: df.get(t, 0))[:_MOST_TERMS])
             kept = [t for t in kept if t in rarest]
+        if not kept and self.built() < 1.0:
+            # While the meaning side is being built it cannot stand in for the words: the rarest ones stay.
+            return sorted(terms, key=lambda t: df.get(t, 0))[:_MOST_TERMS]
         # Only common words left ("2025", "03" of a date): BM25 would rank by noise, at the highest cost.
         return kept
 

@@ -144,3 +144,21 @@ def test_mending_does_not_count_queued_chunks_as_missing(hash_ws: Workspace) -> 
     hash_ws.indexer().sync(embed_for_s=0.0)
     mended = hash_ws.mend(full=True)
     assert mended.requeued == 0 and not mended.actions
+
+
+def test_common_words_stay_in_the_question_while_the_meaning_side_is_built(
+    hash_ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In a large vault, words most notes hold leave the question (the meaning side answers it); while that side is
+    # still being built it cannot, so the rarest of them stay.
+    monkeypatch.setattr("indexer.search._PRUNE_FROM", 10)
+    for i in range(12):
+        write(hash_ws.root, f"n{i}.md", f"sync settings note {i}\n" if i % 2 else f"settings page {i}\n")
+    hash_ws.indexer().sync(embed_for_s=0.0)
+    searcher = hash_ws.searcher()
+    hits = searcher.search("sync settings", k=5)
+    assert hits and all(h.lexical > 0 for h in hits)
+    assert searcher.dense_unavailable is not None and "words only" in searcher.dense_unavailable
+    hash_ws.indexer().embed()
+    searcher.search("sync settings", k=5)
+    assert searcher.dense_unavailable is None and searcher._lexical_terms("sync settings") == []
