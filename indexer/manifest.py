@@ -442,6 +442,10 @@ class Manifest:
         rows = rows_in(self._db, "SELECT DISTINCT path FROM unembedded WHERE path IN ({marks})", paths)
         return {str(r[0]) for r in rows}
 
+    def unembedded_among(self, ids: Iterable[str]) -> set[str]:
+        """Which of these chunk ids are queued for embedding."""
+        return {str(r[0]) for r in rows_in(self._db, "SELECT id FROM unembedded WHERE id IN ({marks})", ids)}
+
     def unembedded_ids(self, path: str) -> set[str]:
         """The chunk ids of one note still to be embedded."""
         return {str(r[0]) for r in self._db.execute("SELECT id FROM unembedded WHERE path = ?", (path,))}

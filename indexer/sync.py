@@ -291,7 +291,11 @@ class Indexer:
 
     def recover(self) -> int:
         """Undo the vector writes of an interrupted run: drop the journalled ids from the store and the
-        manifest and mark their notes for re-indexing. Returns how many ids were undone."""
+        manifest and mark their notes for re-indexing. Returns how many ids were undone.
+
+        An id still queued for embedding only loses what may have reached the store: its text is in the queue, so
+        it is embedded again without its note being read again (a build killed while embedding goes on from there).
+        """
         pending = self.manifest.pending()
         if not pending:
             return 0
@@ -299,8 +303,9 @@ class Indexer:
             "dropping %d journalled chunk ids (left by an interrupted run, or queued by a repair)", len(pending)
         )
         self.store.delete(pending)
+        queued = self.manifest.unembedded_among(pending)
         with self.manifest.transaction() as db:
-            self.manifest.forget_chunks(db, pending)
+            self.manifest.forget_chunks(db, [i for i in pending if i not in queued])
             self.manifest.clear_journal(db, pending)
         return len(pending)
 

@@ -17,7 +17,7 @@ from textual.message import Message
 
 from companion.errors import CompanionError, IndexLockedError
 from companion.tui.messages import IndexChanged, IndexStatus, Notice
-from companion.words import counted, duration
+from companion.words import counted
 from companion.workspace import Workspace
 from indexer.lock import WriterLock
 from indexer.sync import Indexer, IndexReport
@@ -117,8 +117,9 @@ class IndexKeeper:
             if self._stop.is_set():
                 raise _Stopped  # a quit mid-batch: the journal undoes the half-written batch on the next start
             self.idle = False
-            when = f", about {duration(left_s)} left" if left_s is not None else ""
-            self._post(IndexStatus(state=f"embedding, {counted(total - done, 'chunk')} to go{when}"))
+            # Short enough for an 80-column status line beside the indexer's mode.
+            when = "" if left_s is None else f", ~{round(left_s / 60)} min" if left_s >= 90 else f", ~{left_s:.0f} s"
+            self._post(IndexStatus(state=f"embedding: {total - done:,} chunks left{when}"))
 
         with self.lock:  # the meta checks use the readers' connection
             indexer = self.workspace.indexer(own_connections=True)

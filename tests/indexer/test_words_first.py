@@ -95,6 +95,7 @@ def test_a_killed_embedding_resumes_and_leaves_nothing_half_done(hash_ws: Worksp
     again = workspace(hash_ws.root)
     report = again.indexer().sync()
     assert report.recovered > 0 and report.chunks_left == 0
+    assert report.notes_indexed == 0  # the queue kept their text: no note had to be read again
     assert again.manifest.unembedded_totals() == (0, 0)
     assert _store_ids(again) == again.manifest.chunk_ids()
     assert not again.manifest.pending()
