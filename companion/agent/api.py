@@ -85,12 +85,7 @@ class AgentApi:
         scope = _scope(where, since, until, path)
         engine = self.workspace.recall()
         recalled = engine.recall(query, k=k, as_of=moment, scope=scope)
-        self.notice = recalled.notice or (
-            f"the meaning side of the index is {int(100 * recalled.dense_built)}% built: the newest notes have "
-            "theirs, the others are found by their words"
-            if recalled.dense_built < 1.0
-            else None
-        )
+        self.notice = recalled.full_notice
         # The matches, or when none reaches the relevance floor the closest notes, marked as such.
         items = list(recalled.shown(k))
         self._remember_surfaced([item.path for item in items])

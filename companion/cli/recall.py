@@ -149,13 +149,8 @@ def context_json(context: RecalledContext, located: dict[str, Located] | None = 
 
 def _print(context: RecalledContext, explain: bool, why: str = "", located: dict[str, Located] | None = None) -> None:
     located = located or {}
-    if context.notice:
-        print(f"note    {context.notice}")
-    elif context.dense_built < 1.0:
-        print(
-            f"note    the meaning side of the index is {int(100 * context.dense_built)}% built: the newest notes "
-            "have theirs, the others are found by their words"
-        )
+    if context.full_notice:
+        print(f"note    {context.full_notice}")
     if context.date_range is not None:
         r = context.date_range
         print(f"dates   '{r.phrase}' = {r.start} .. {r.end}")

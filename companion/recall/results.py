@@ -177,6 +177,17 @@ class RecalledContext:
     """The results were ranked by their words alone (the meaning side unavailable or still being built for them)."""
 
     @property
+    def full_notice(self) -> str | None:
+        """`notice`, or while the meaning side is being built how much of it is (None when there is nothing to
+        know)."""
+        if self.notice or self.dense_built >= 1.0:
+            return self.notice
+        return (
+            f"the meaning side of the index is {int(100 * self.dense_built)}% built: the newest notes have theirs, "
+            "the others are found by their words"
+        )
+
+    @property
     def short_notice(self) -> str:
         """`notice` in a few words, for a pane's edge (empty when there is nothing to know)."""
         built = f"meaning {int(100 * self.dense_built)}% built"

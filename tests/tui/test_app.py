@@ -432,6 +432,14 @@ async def curate(pilot: Pilot[Any], *keys: str) -> None:
     await settle(pilot)
 
 
+async def confirmation(pilot: Pilot[Any]) -> ConfirmDialog:
+    """Wait for the confirmation a key asked for, and return its dialog."""
+    await until(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), "the confirmation")
+    dialog = pilot.app.screen
+    assert isinstance(dialog, ConfirmDialog)
+    return dialog
+
+
 CHALET = "Memory/Chalet Les Praz.md"
 
 # (keys after the note is shown, what the vault holds afterwards)
@@ -472,7 +480,7 @@ def test_a_destructive_curation_waits_for_yes_and_no_changes_nothing(ws: Workspa
     async def steps(pilot: Pilot[Any]) -> None:
         await show(pilot, "chalet host Favre", CHALET)
         await pilot.press("d")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the confirmation")
+        await confirmation(pilot)
         assert file_tree(ws.root) == before  # nothing before the answer
         await pilot.press("n")
         await settle(pilot)
@@ -512,7 +520,7 @@ def test_a_note_changed_after_the_confirmation_opened_is_not_overwritten(ws: Wor
     async def steps(pilot: Pilot[Any]) -> None:
         await show(pilot, "chalet host Favre", CHALET)
         await pilot.press("a")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the confirmation")
+        await confirmation(pilot)
         (ws.root / CHALET).write_text("edited in Obsidian meanwhile\n", encoding="utf-8")
         await pilot.press("y")
         await settle(pilot)
@@ -575,7 +583,7 @@ def test_curation_confirmation_snapshot(ws: Workspace, snap_compare: Any) -> Non
         await settle(pilot)
         await show(pilot, "chalet host Favre", CHALET)
         await pilot.press("d")
-        await until(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), "the confirmation")
+        await confirmation(pilot)
         await pilot.pause(0.1)
 
     assert snap_compare(CompanionApp(ws, as_of=NOW), terminal_size=(140, 42), run_before=before)

@@ -12,9 +12,8 @@ from companion.tui.app import CompanionApp
 from companion.workspace import Workspace
 from tests.helpers.conversations import NOW
 from tests.helpers.files import file_tree
-from tests.tui.test_app import CHALET, curate, run, show, until
+from tests.tui.test_app import CHALET, confirmation, curate, run, show, until
 from widgets.ask import AskDialog
-from widgets.confirm import ConfirmDialog
 
 
 def test_merge_takes_a_title_offered_as_it_is_typed_and_undo_says_what_it_undid(ws: Workspace) -> None:
@@ -31,9 +30,8 @@ def test_merge_takes_a_title_offered_as_it_is_typed_and_undo_says_what_it_undid(
         await pilot.press("right")  # takes the completion
         assert answer.value == "Kitchen"
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the confirmation")
-        assert isinstance(app.screen, ConfirmDialog)
-        assert app.screen.question.startswith(f"Merge {CHALET} into Projects/Kitchen.md:")
+        dialog = await confirmation(pilot)
+        assert dialog.question.startswith(f"Merge {CHALET} into Projects/Kitchen.md:")
         await curate(pilot, "y")
         assert b"## Merged from Chalet Les Praz" in file_tree(ws.root)["Projects/Kitchen.md"]
         await curate(pilot, "u")
@@ -54,11 +52,8 @@ def test_a_deletion_is_asked_in_the_future_tense(ws: Workspace) -> None:
     async def steps(pilot: Pilot[Any]) -> None:
         await show(pilot, "chalet host Favre", CHALET)
         await pilot.press("d")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the confirmation")
-        assert isinstance(app.screen, ConfirmDialog)
-        assert (
-            app.screen.question == f"Delete {CHALET}: it will be moved to .trash/Chalet Les Praz.md (Obsidian's trash)?"
-        )
+        dialog = await confirmation(pilot)
+        assert dialog.question == f"Delete {CHALET}: it will be moved to .trash/Chalet Les Praz.md (Obsidian's trash)?"
         await pilot.press("n")
 
     run(app, steps)
