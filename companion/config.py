@@ -79,7 +79,9 @@ class EmbeddingConfig:
     """`minilm` (offline all-MiniLM-L6-v2), `openai` (an OpenAI-compatible endpoint), or `hash` (a
     fast word-hashing embedder with no semantics, for tests and benchmarks only)."""
     model: str | None = None
-    """Model name for the `openai` provider."""
+    """The model: for `minilm`, `all-MiniLM-L6-v2` (the default) or `all-MiniLM-L6-v2-int8`, the same model with
+    int8 matrix products, built at install, about 1.6x faster on a CPU; for `openai`, the server's model name.
+    Changing it needs `companion index --rebuild`: an index never mixes two models' vectors."""
     url: str | None = None
     """Base URL of the OpenAI-compatible endpoint."""
     api_key_env: str | None = None

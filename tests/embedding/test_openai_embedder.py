@@ -171,5 +171,5 @@ def test_embedder_from_config(server: _Server, monkeypatch: pytest.MonkeyPatch) 
         embedder_from_config("openai", "m", _url(server), "NOT_SET_ANYWHERE")
     with pytest.raises(ConfigError, match="Unknown embedding provider"):
         embedder_from_config("word2vec", None, None, None)
-    with pytest.raises(ConfigError, match="only runs"):
+    with pytest.raises(ConfigError, match="minilm runs"):
         embedder_from_config("minilm", "bge-small", None, None)

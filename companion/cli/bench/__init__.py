@@ -20,6 +20,7 @@ from companion.cli.bench.bigvault import big_vault
 from companion.cli.bench.common import cpus
 from companion.cli.bench.indexing import cold_build, restart, save_to_searchable
 from companion.cli.bench.mcp import mcp
+from companion.cli.bench.models import int8_model
 from companion.cli.bench.pipeline import process_history
 from companion.cli.bench.recall import batch, nearest, recall
 from companion.cli.output import print_json
@@ -35,6 +36,7 @@ MEASURES = (
     "tui-indexing",
     "process",
     "mcp",
+    "int8",
     "bigvault",
 )
 DEFAULT_MEASURES = tuple(m for m in MEASURES if m != "bigvault")
@@ -75,6 +77,8 @@ def register(sub: Any) -> None:
     p.add_argument("--history-days", type=int, default=21, help="days of heartbeat history (144 entries a day)")
     p.add_argument("--entry-kb", type=int, default=154, help="size of one heartbeat entry in KB (a busy agent's: ~154)")
     p.add_argument("--mcp-notes", type=int, default=10_000, help="notes behind the MCP server (hashing embedder)")
+    p.add_argument("--int8-notes", type=int, default=300, help="conversation notes the two models embed (int8)")
+    p.add_argument("--int8-long-notes", type=int, default=100, help="long notes the two models embed (int8)")
     p.add_argument("--bigvault-notes", type=int, default=5000, help="long notes of the big vault (real model)")
     p.add_argument(
         "--bigvault-vault", metavar="DIR", help="build this vault instead of a generated one (a probe note is added)"
@@ -115,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
             results["mcp"] = mcp(work / "mcp", args.mcp_notes, args.queries)
         if "process" in only:
             results["process"] = process_history(work / "process", args.history_days, args.entry_kb)
+        if "int8" in only:
+            results["int8_model"] = int8_model(work / "int8", args.int8_notes, args.int8_long_notes)
         if "bigvault" in only:
             vault = Path(args.bigvault_vault) if args.bigvault_vault else None
             (work / "bigvault").mkdir(parents=True, exist_ok=True)
