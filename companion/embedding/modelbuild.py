@@ -22,6 +22,7 @@ import struct
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -184,54 +185,61 @@ def is_complete(dest: Path, model_id: str = MODEL_ID) -> bool:
     )
 
 
-def _work_folder(dest: Path) -> Path:
+def _build_into(
+    dest: Path, model_id: str, tokenizer_source: Path, write_graph: Callable[[Path], dict[str, Any]]
+) -> Path:
+    """Build `model_id` into `dest` and return its `onnx` folder, replacing whatever `dest` held.
+
+    `write_graph` writes `model.onnx` at the path it is given and returns what the manifest records beside the
+    model's id, width, hash and builder. The files are written to a temporary folder beside `dest` and renamed into
+    place, so a crash or a concurrent reader never sees half a model.
+    """
+    dest = dest.expanduser().resolve()
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.build-", dir=dest.parent))
         work.chmod(0o755)  # mkdtemp makes it private; the cache is readable like any data folder
     except OSError as exc:
         raise ModelError(f"Cannot create the model folder {dest.parent}: {exc}") from exc
-    return work
-
-
-def build_model(dest: Path) -> Path:
-    """Build the model into `dest` and return its `onnx` folder, replacing whatever `dest` held.
-
-    The files are written to a temporary folder beside `dest` and renamed into place, so a crash
-    or a concurrent reader never sees half a model. Raises `ModelError` when the weights are missing
-    or the folder cannot be written.
-    """
-    source = weights_source()
-    dest = dest.expanduser().resolve()
-    work = _work_folder(dest)
     try:
         onnx_dir = work / "onnx"
         onnx_dir.mkdir()
-        # Deferred: `onnx` is only needed to build, never to embed.
-        import onnx
-
-        from companion.embedding.onnxgraph import OPSET, build_graph
-
-        model = build_graph(read_safetensors(source / "model.safetensors"))
-        onnx.save_model(model, str(onnx_dir / "model.onnx"))
+        recorded = write_graph(onnx_dir / "model.onnx")
         for name in TOKENIZER_FILES:
-            shutil.copyfile(source / name, onnx_dir / name)
+            shutil.copyfile(tokenizer_source / name, onnx_dir / name)
         manifest = {
-            "model_id": MODEL_ID,
+            "model_id": model_id,
             "dim": DIM,
             "sha256": _sha256(onnx_dir / "model.onnx"),
-            "source_package": SOURCE_PACKAGE,
-            "source_version": _source_version(),
             "builder_version": BUILDER_VERSION,
-            "opset": OPSET,
+            **recorded,
         }
         (work / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        _swap_into_place(work, dest)
+        _swap_into_place(work, dest, model_id)
     except OSError as exc:
         raise ModelError(f"Cannot write the embedding model to {dest}: {exc}") from exc
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return dest / "onnx"
+
+
+def build_model(dest: Path) -> Path:
+    """Build the model into `dest` and return its `onnx` folder, replacing whatever `dest` held, atomically.
+
+    Raises `ModelError` when the weights are missing or the folder cannot be written.
+    """
+    source = weights_source()
+
+    def write_graph(path: Path) -> dict[str, Any]:
+        # Deferred: `onnx` is only needed to build, never to embed.
+        import onnx
+
+        from companion.embedding.onnxgraph import OPSET, build_graph
+
+        onnx.save_model(build_graph(read_safetensors(source / "model.safetensors")), str(path))
+        return {"source_package": SOURCE_PACKAGE, "source_version": _source_version(), "opset": OPSET}
+
+    return _build_into(dest, MODEL_ID, source, write_graph)
 
 
 def build_int8(dest: Path, float_dir: Path) -> Path:
@@ -242,11 +250,8 @@ def build_int8(dest: Path, float_dir: Path) -> Path:
     quantiser); the word embeddings, layer norms and attention scores stay float, which is what keeps the vectors
     close to the float model's. Raises `ModelError` when the float model cannot be read or the folder written.
     """
-    dest = dest.expanduser().resolve()
-    work = _work_folder(dest)
-    try:
-        onnx_dir = work / "onnx"
-        onnx_dir.mkdir()
+
+    def write_graph(path: Path) -> dict[str, Any]:
         # Deferred: the quantiser (and the `onnx` package it uses) is only needed to build.
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -256,7 +261,7 @@ def build_int8(dest: Path, float_dir: Path) -> Path:
         try:
             quantize_dynamic(
                 float_dir / "model.onnx",
-                onnx_dir / "model.onnx",
+                path,
                 op_types_to_quantize=["MatMul"],
                 per_channel=True,
                 weight_type=QuantType.QInt8,
@@ -265,22 +270,9 @@ def build_int8(dest: Path, float_dir: Path) -> Path:
             raise ModelError(f"Cannot quantise {float_dir / 'model.onnx'}: {exc}") from exc
         finally:
             logging.disable(logging.NOTSET)
-        for name in TOKENIZER_FILES:
-            shutil.copyfile(float_dir / name, onnx_dir / name)
-        manifest = {
-            "model_id": INT8_MODEL_ID,
-            "dim": DIM,
-            "sha256": _sha256(onnx_dir / "model.onnx"),
-            "quantised_from": _sha256(float_dir / "model.onnx"),
-            "builder_version": BUILDER_VERSION,
-        }
-        (work / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        _swap_into_place(work, dest, INT8_MODEL_ID)
-    except OSError as exc:
-        raise ModelError(f"Cannot write the embedding model to {dest}: {exc}") from exc
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return dest / "onnx"
+        return {"quantised_from": _sha256(float_dir / "model.onnx")}
+
+    return _build_into(dest, INT8_MODEL_ID, float_dir, write_graph)
 
 
 def _swap_into_place(work: Path, dest: Path, model_id: str = MODEL_ID) -> None:

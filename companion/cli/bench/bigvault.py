@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from companion.cli.bench.common import timed
+from companion.cli.bench.common import chunk_texts, timed
 
 PROBE_WORD = "quillmarrow"
 """A word only the note read last holds: a recall finds it as soon as the words of every note are in."""
@@ -153,19 +153,10 @@ def _words_done(events: Path, build: subprocess.Popen[bytes], started: float, ou
 
 def _alone(vault: Path, data: Path, build_s: float) -> dict[str, Any]:
     """Embed every chunk of the vault with the model alone, as one call (the best case of padding)."""
-    from companion.errors import NoteError
     from companion.workspace import Workspace
-    from indexer.chunking import redact_note
 
     ws = Workspace.open(vault, data_dir=data)
-    chunker = ws.chunker()
-    texts: list[str] = []
-    for path in sorted(ws.vault.scan()):
-        try:
-            note = redact_note(ws.vault.read_note(path))
-        except NoteError:
-            continue  # the build skipped it too
-        texts.extend(c.text for c in chunker.chunk(note))
+    texts = chunk_texts(ws)
     embedder = ws.embedder()
     seconds = timed(lambda: embedder.embed(texts))
     ws.close()

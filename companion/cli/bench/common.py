@@ -63,3 +63,19 @@ def wait_for(check: Callable[[], bool], timeout: float) -> float | None:
             return time.perf_counter()
         time.sleep(0.002)
     return None
+
+
+def chunk_texts(ws: Workspace) -> list[str]:
+    """The text of every chunk of the workspace's vault, as a build would embed them (unreadable notes skipped, as a
+    build skips them)."""
+    from companion.errors import NoteError
+    from indexer.chunking import redact_note
+
+    chunker = ws.chunker()
+    texts: list[str] = []
+    for path in sorted(ws.vault.scan()):
+        try:
+            texts.extend(c.text for c in chunker.chunk(redact_note(ws.vault.read_note(path))))
+        except NoteError:
+            continue
+    return texts

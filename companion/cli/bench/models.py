@@ -11,24 +11,16 @@ from typing import Any
 import numpy as np
 
 from companion.cli.bench.bigvault import long_vault
-from companion.cli.bench.common import synthetic_vault, timed
-from companion.errors import NoteError
+from companion.cli.bench.common import chunk_texts, synthetic_vault, timed
 
 
 def _chunk_texts(vault: Path, data: Path) -> list[str]:
     from companion.embedding.hashing import HashEmbedder
     from companion.workspace import Workspace
-    from indexer.chunking import redact_note
 
     # Chunking needs the model's tokenizer only; the hashing embedder keeps the model out of this workspace.
     ws = Workspace.open(vault, data_dir=data, embedder=HashEmbedder())
-    chunker = ws.chunker()
-    texts: list[str] = []
-    for path in sorted(ws.vault.scan()):
-        try:
-            texts.extend(c.text for c in chunker.chunk(redact_note(ws.vault.read_note(path))))
-        except NoteError:
-            continue
+    texts = chunk_texts(ws)
     ws.close()
     return texts
 
