@@ -185,6 +185,18 @@ def counted(number: int, word: str, plural: str | None = None) -> str:
     return f"{number} {plural or word + 's'}"
 
 
+def one_line(text: str, width: int) -> str:
+    """`text` on one line of at most `width` characters: whitespace runs made single spaces, and a longer text cut
+    at the last word that fits (mid-word when there is none) with an ellipsis."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    cut = flat[: width - 1]
+    if " " in cut[width // 2 :]:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
 def duration(seconds: float) -> str:
     """A time as a person reads it: `40 s`, `12 min 05 s`, `1 h 05 min`."""
     seconds = int(seconds + 0.5)

@@ -377,6 +377,11 @@ class Manifest:
         rows = self._db.execute(f"SELECT {_COLUMNS} FROM notes ORDER BY path")
         return [NoteRecord(*row) for row in rows]
 
+    def notes_after(self, path: str, limit: int) -> list[NoteRecord]:
+        """Up to `limit` indexed notes whose paths sort after `path`, in path order (one page of a listing)."""
+        rows = self._db.execute(f"SELECT {_COLUMNS} FROM notes WHERE path > ? ORDER BY path LIMIT ?", (path, limit))
+        return [NoteRecord(*row) for row in rows]
+
     def latest_changed(self, limit: int, *, kinds: Sequence[str] = ()) -> list[NoteRecord]:
         """The `limit` notes changed last on disk, newest first (of `kinds` only, when given)."""
         where = f"WHERE kind IN ({','.join('?' * len(kinds))})" if kinds else ""

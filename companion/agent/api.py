@@ -16,17 +16,19 @@ import time
 from collections.abc import Hashable, Mapping
 from typing import Any
 
-from companion.agent.views import Found, Graph, Links, LinkView, Listed, NoteView
+from companion.agent.timeline import MOST_AROUND, Anchor, Happening, note_moment, place
+from companion.agent.views import Found, Graph, Links, LinkView, Listed, NoteView, Timeline, TimelineEntry
 from companion.embedding.tokens import TokenCounter
 from companion.errors import AgentInputError, ConfigError, NoteError
 from companion.recall.assembly import build
 from companion.recall.context import AssembledContext
 from companion.recall.scope import Scope, parse_as_of, parse_day, where_from_mapping
-from companion.recall.temporal import TemporalItem
+from companion.recall.temporal import TemporalItem, summarise
 from companion.vault.dates import note_day
 from companion.vault.graph import VaultGraph
 from companion.vault.reader import valid_name
-from companion.words import counted
+from companion.vault.sessions import local_moment
+from companion.words import counted, one_line
 from companion.workspace import Workspace
 from indexer.graphs import manifest_graph
 from indexer.search import fts_query
@@ -39,8 +41,13 @@ MAX_HOPS = 4
 """Deepest graph one call walks (past this a graph is most of a vault)."""
 SNIPPET_CHARS = 400
 """Longest passage returned with a search result."""
+LINE_CHARS = 160
+"""Longest one-line summary (a timeline entry's)."""
+MOST_DAYS = 3650
+"""Widest a timeline looks either side of its anchor."""
 
 _SURFACED = re.compile(r"@(\d+|last)")
+_NOT_PROSE = re.compile(r"#.*|(?:!\[\[[^\]]*\]\]\s*)+|-{3,}")  # a heading, embeds alone, a rule
 
 
 class AgentApi:
@@ -77,8 +84,10 @@ class AgentApi:
         until: str | None = None,
         path: str | None = None,
         as_of: str | None = None,
+        snippet_chars: int = SNIPPET_CHARS,
     ) -> list[Found]:
-        """`vault_search` / `recall_relevant`: hybrid recall with the decay, best first, within the filters."""
+        """`vault_search` / `recall_relevant`: hybrid recall with the decay, best first, within the filters; each
+        result with at most `snippet_chars` of the passage it matched."""
         query = _text("query", query)
         k = _count("k", k, MAX_RESULTS)
         moment = _moment(as_of)
@@ -91,7 +100,7 @@ class AgentApi:
         self._remember_surfaced([item.path for item in items])
         found = []
         for item in items:
-            place = engine.locate(item, SNIPPET_CHARS)
+            place = engine.locate(item, snippet_chars)
             found.append(
                 Found(
                     path=item.path,
@@ -301,6 +310,115 @@ class AgentApi:
             limit = _count("limit", limit, MAX_RESULTS)
         return self.workspace.recall().recall_recent(hours, limit)
 
+    def timeline(
+        self,
+        *,
+        date: str | None = None,
+        note: str | None = None,
+        before: int = 5,
+        after: int = 5,
+        days: int = 30,
+    ) -> Timeline:
+        """`timeline`: the sessions and dated notes before and after a day, a moment or a note (now by default),
+        within `days` either side; its entries can be named `@1`, `@2`... afterwards."""
+        if date is not None and note is not None:
+            raise AgentInputError("date", "give a date or a note, not both")
+        before = _count("before", before, MOST_AROUND, least=0)
+        after = _count("after", after, MOST_AROUND, least=0)
+        days = _count("days", days, MOST_DAYS)
+        anchor = self._anchor(date, note)
+        first = anchor.when.date() - dt.timedelta(days=days)
+        last = anchor.when.date() + dt.timedelta(days=days)
+        happenings = self._happenings(first, last)
+        if anchor.path is not None:
+            # A session's own moment is to the minute, where its note's date property is only a day.
+            mine = next((h for h in happenings if h.path == anchor.path), None)
+            if mine is None:  # an undated note, or one outside the index, is still where its timeline is drawn
+                record = self.workspace.manifest.note(anchor.path)
+                title = record.title if record else posixpath.basename(anchor.path).removesuffix(".md")
+                note_type = record.note_type if record else None
+                happenings.append(Happening(anchor.path, title, "note", anchor.when, True, note_type))
+            elif mine.kind == "session":
+                anchor = Anchor(mine.when, False, anchor.path, "session")
+        placed = place(happenings, anchor, before, after)
+        self._remember_surfaced([p.happening.path for p in placed])
+        # A note's line is the start of its text, read for the few placed only.
+        lines = {p.happening.path: self._opening(p.happening) for p in placed if not p.happening.summary}
+        entries = tuple(
+            TimelineEntry(
+                position=p.position,
+                kind=p.happening.kind,
+                path=p.happening.path,
+                title=p.happening.title,
+                when=p.happening.stamp(),
+                note_type=p.happening.note_type,
+                summary=p.happening.summary or lines.get(p.happening.path, ""),
+            )
+            for p in placed
+        )
+        when = anchor.when.isoformat(timespec="minutes") if anchor.timed else anchor.when.date().isoformat()
+        return Timeline(when, anchor.source, anchor.path, days, entries)
+
+    def _anchor(self, date: str | None, note: str | None) -> Anchor:
+        if note is not None:
+            path = self.resolve(note)
+            record = self.workspace.manifest.note(path)
+            placed = note_moment(record.frontmatter) if record is not None else None
+            if placed is not None:
+                return Anchor(placed[0], False, path, "date", timed=placed[1])
+            try:  # a note left out of the index has no record
+                mtime = (
+                    record.mtime_ns / 1e9 if record is not None else (self.workspace.vault.root / path).stat().st_mtime
+                )
+            except OSError as exc:
+                raise AgentInputError("note", f"{path} cannot be read: {exc.strerror}") from exc
+            return Anchor(dt.datetime.fromtimestamp(mtime).replace(microsecond=0), False, path, "modified")
+        if date is None or not str(date).strip():
+            return Anchor(dt.datetime.now().replace(second=0, microsecond=0), False, None, "now")
+        text = _text("date", date).strip()
+        moment = _moment(text, "date")
+        assert moment is not None
+        day_only = len(text) <= 10
+        return Anchor(local_moment(moment), day_only, None, "date", timed=not day_only)
+
+    def _happenings(self, first: dt.date, last: dt.date) -> list[Happening]:
+        """The sessions and dated notes from `first` to `last`, a session once (its conversation note is it)."""
+        engine = self.workspace.recall()
+        happenings: list[Happening] = []
+        taken: set[str] = set()
+        for ref in engine.sessions_since(first, dt.datetime.combine(last, dt.time.max)):
+            when = ref.summary.when
+            assert when is not None  # sessions_since keeps only sessions with a time
+            taken |= ref.paths
+            note_type = ref.note.note_type if ref.note is not None else None
+            happenings.append(
+                Happening(
+                    ref.carrier,
+                    ref.title,
+                    "session",
+                    when,
+                    True,
+                    note_type,
+                    one_line(summarise(ref.summary), LINE_CHARS),
+                )
+            )
+        for record in self.workspace.manifest.notes():
+            if record.path in taken:
+                continue
+            placed = note_moment(record.frontmatter)
+            if placed is not None and first <= placed[0].date() <= last:
+                happenings.append(Happening(record.path, record.title, "note", placed[0], placed[1], record.note_type))
+        return happenings
+
+    def _opening(self, happening: Happening) -> str:
+        """The start of a note's text as one line: its first lines of prose, past headings and embeds."""
+        try:
+            body = self.workspace.vault.read_note(happening.path).body
+        except NoteError:
+            return ""
+        prose = [line for line in body.splitlines() if line.strip() and not _NOT_PROSE.fullmatch(line.strip())]
+        return one_line(" ".join(prose[:8]), LINE_CHARS)
+
     def context(self, message: str, budget: int | None = None) -> tuple[AssembledContext, TokenCounter]:
         """The context for a message under a hard token budget (the policy's `token_budget` by default)."""
         message = _text("message", message)
@@ -332,11 +450,11 @@ def _text(field: str, value: object) -> str:
     return value
 
 
-def _count(field: str, value: object, most: int) -> int:
+def _count(field: str, value: object, most: int, least: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise AgentInputError(field, f"expected a whole number, got {type(value).__name__}")
-    if not 1 <= value <= most:
-        raise AgentInputError(field, f"must be between 1 and {most}, got {value}")
+    if not least <= value <= most:
+        raise AgentInputError(field, f"must be between {least} and {most}, got {value}")
     return value
 
 
@@ -349,13 +467,13 @@ def _day(field: str, value: str | None) -> dt.date | None:
         raise AgentInputError(field, f"{value!r} is not a date such as 2026-03-01") from exc
 
 
-def _moment(value: str | None) -> dt.datetime | None:
+def _moment(value: str | None, field: str = "as_of") -> dt.datetime | None:
     if value is None or not str(value).strip():
         return None
     try:
-        return parse_as_of(_text("as_of", value), "as_of")
+        return parse_as_of(_text(field, value), field)
     except ConfigError as exc:
-        raise AgentInputError("as_of", f"{value!r} is not an ISO-8601 moment such as 2026-11-20T10:00:00") from exc
+        raise AgentInputError(field, f"{value!r} is not an ISO-8601 moment such as 2026-11-20T10:00:00") from exc
 
 
 def _scope(where: Mapping[str, Any] | None, since: str | None, until: str | None, path: str | None) -> Scope:

@@ -162,3 +162,59 @@ class Graph:
             "nodes": [{"path": p, "hops": d} for p, d in self.nodes],
             "edges": [{"from": a, "to": b} for a, b in self.edges],
         }
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    """One entry of a timeline (`timeline`): a session or a dated note, where it stands against the anchor."""
+
+    position: str
+    """`before`, `at` or `after`."""
+    kind: str
+    """`session` or `note`."""
+    path: str
+    """Vault-relative path."""
+    title: str
+    """The note's title, or what the session was about."""
+    when: str
+    """ISO time to the minute, or the day for a note dated by its day."""
+    note_type: str | None
+    """Frontmatter `type`."""
+    summary: str
+    """One line of what it was."""
+
+    def as_json(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "position": self.position,
+            "kind": self.kind,
+            "path": self.path,
+            "title": self.title,
+            "when": self.when,
+            "type": self.note_type,
+            "summary": self.summary,
+        }
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """What happened around a day or a note (`timeline`)."""
+
+    when: str
+    """The anchor's moment as ISO text (the day for a day)."""
+    source: str
+    """Where the moment came from: `date`, `session`, `modified` or `now`."""
+    note: str | None
+    """The note the timeline is drawn around, when one was named."""
+    days: int
+    """How many days either side were looked at."""
+    entries: tuple[TimelineEntry, ...]
+    """Oldest first."""
+
+    def as_json(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "anchor": {"when": self.when, "source": self.source, "note": self.note},
+            "days": self.days,
+            "entries": [e.as_json() for e in self.entries],
+        }

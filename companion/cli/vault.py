@@ -1,4 +1,4 @@
-"""`companion vault search|read|list|links|graph` and `companion memory query`: the agent API from a shell.
+"""`companion vault search|read|list|links|graph|timeline` and `companion memory query`: the agent API from a shell.
 
 The same calls the MCP server's tools make, with the same checks: a bad argument exits 2 naming it (as JSON on
 stdout with `--json`, so a script reading JSON gets JSON either way).
@@ -61,6 +61,14 @@ def register(sub: Any) -> None:
     p.add_argument("note", help="a vault path, a title or an alias")
     p.add_argument("--hops", type=int, default=2, help="how far (1-4, default 2)")
     p.set_defaults(run=_run(lambda api, a: api.graph(a.note, a.hops).as_json(), _print_graph))
+
+    p = _verb(verbs, "timeline", "sessions and dated notes before and after a day, a moment or a note (default: now)")
+    p.add_argument("--date", help="a day (2026-10-05) or a moment (2026-10-05T14:00)")
+    p.add_argument("--note", help="a note (path, title or alias) to put in its time")
+    p.add_argument("--before", type=int, default=5, help="entries before it (0-50, default 5)")
+    p.add_argument("--after", type=int, default=5, help="entries after it (0-50, default 5)")
+    p.add_argument("--days", type=int, default=30, help="how many days either side to look (default 30)")
+    p.set_defaults(run=_run(_timeline, _print_timeline))
 
     p = _verb(
         verbs, "write", "write a note by title, or update the note with that title (agent rules: dedupe, budgets)"
@@ -187,6 +195,23 @@ def _list(api: AgentApi, args: argparse.Namespace) -> dict[str, Any]:
         folder=args.folder, note_type=args.note_type, tag=args.tag, since=args.since, until=args.until, limit=args.limit
     )
     return {"notes": [n.as_json() for n in notes]}
+
+
+def _timeline(api: AgentApi, args: argparse.Namespace) -> dict[str, Any]:
+    line = api.timeline(date=args.date, note=args.note, before=args.before, after=args.after, days=args.days)
+    return line.as_json()
+
+
+def _print_timeline(data: dict[str, Any]) -> None:
+    anchor = data["anchor"]
+    print(f"around {anchor['note'] or anchor['when']}  ({anchor['source']}: {anchor['when']}, ±{data['days']} days)")
+    if not data["entries"]:
+        print("nothing happened then")
+    marks = {"before": " ", "at": ">", "after": " "}
+    for n, e in enumerate(data["entries"], 1):
+        print(f"{marks[e['position']]}{n:>2}. {e['when']:<16}  {e['kind']:<7}  {e['path']}")
+        if e["summary"]:
+            print(f"       {e['summary']}")
 
 
 def _print_found(data: dict[str, Any]) -> None:

@@ -10,6 +10,11 @@ set up, a call catches up when the last catch-up is older than `FRESH_S`. When a
 messages goes to stdout, and every line read gets an answer, a bad one an error (see `stdio`); logs go to stderr.
 Over HTTP, every request must carry the vault's bearer token (see `bearer`).
 
+What a client can rely on: every tool's result has a published shape (`shapes`) and goes out as structured content
+with the same JSON as compact text; every failed call, whatever failed, answers one shape (`failures`); the notes
+are resources listed a page at a time; and two prompts (`prompts`) bring the vault's own answer to a recap or a
+"what do you remember about" ask.
+
 Query mode is read-only: the write tools (`remember`, `vault_write`, `vault_delete`) are offered only when
 the server is started with `--allow-writes` (or `agent_writes.allow` in the config); a read-only server answers a
 call to one with an error saying so, and records the refusal in the audit log like every other write decision.
@@ -17,74 +22,145 @@ call to one with an error saying so, and records the refusal in the audit log li
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
+import datetime as dt
 import json
 import logging
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
+from urllib.parse import quote
 
 import anyio
 import watchfiles
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp.types import ToolAnnotations
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INVALID_PARAMS,
+    Annotations,
+    CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
+    ListResourcesResult,
+    PaginatedRequestParams,
+    Resource,
+    TextContent,
+)
 from pydantic import ValidationError
 
-from companion.agent.api import MEMORY_MODES, AgentApi
-from companion.agent.views import Found
-from companion.agent.writes import MEMORY_TYPES, AgentWriter, WriteRefused, WriteSource
-from companion.errors import AgentInputError, CompanionError
+from companion import __version__
+from companion.agent.api import AgentApi
+from companion.agent.writes import AgentWriter, WriteRefused, WriteSource
+from companion.errors import CompanionError
 from companion.mcp_server.bearer import BearerGuard
+from companion.mcp_server.failures import Refusal, failed, refusal_of
+from companion.mcp_server.prompts import add_prompts
 from companion.mcp_server.stdio import stdio_transport
-from companion.recall.temporal import temporal_json
+from companion.mcp_server.tools import add_read_tools, add_write_tools
 from companion.workspace import Workspace
 
+NAME = "vault-companion"
+"""The server's name in the handshake."""
 FRESH_S = 2.0
 """Without an OS watch, a tool call this long after the last catch-up catches up first (a walk of the vault)."""
+PAGE = 200
+"""Notes per page of `resources/list`."""
 
 INSTRUCTIONS = (
-    "The user's Obsidian vault and the agent's memory in it. Search it before answering from memory "
-    "(vault_search or recall_relevant: hybrid recall with a spaced-repetition decay), read a note whole with "
-    "vault_read (by path, title or alias), follow wikilinks with vault_links and vault_graph, list notes with "
-    "vault_list, get the last sessions with recall_recent, or a ready context for a message under a token budget "
-    "with context. When started for writes: remember a typed memory, write or update a note by title (the same "
-    "title updates it; overlapping content is refused naming the similar note unless ignore_dedupe), or move a "
-    "note to Obsidian's trash; every write is checked, budgeted, logged and undoable by the user."
+    "The user's Obsidian vault, which holds their notes and your memory of past sessions. Before answering from "
+    "memory, look it up, cheapest first: vault_search (or recall_relevant with the user's message) gives a few "
+    "tokens a note, each numbered @1, @2...; timeline shows what happened around a note or a day; vault_read gives "
+    "one note whole. vault_links and vault_graph follow wikilinks, vault_list lists notes, recall_recent gives the "
+    "last sessions, and context a ready memory context under a token budget. When the server allows writes: "
+    "remember stores a typed memory, vault_write writes or updates a note by title, vault_delete moves a note to "
+    "Obsidian's trash; every write is checked, logged and can be undone by the user. A failed call answers "
+    '{"error": ..., "field": ...} naming the argument to change.'
 )
-WRITE_TOOLS = ("remember", "vault_write", "vault_delete")
-"""Tools that write the vault (offered only to a server started for writes)."""
+WRITE_TOOLS = {"remember": "remember", "vault_write": "write", "vault_delete": "delete"}
+"""Tools that write the vault (offered only to a server started for writes), with the action the audit log names."""
 
-_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-_WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-_DELETES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
 class _Server(MCPServer):
-    """`MCPServer` that answers a write tool on a read-only server, and records refusals the schema makes."""
+    """`MCPServer` with one shape for every failed call, compact JSON text beside the structured result, and notes
+    listed as resources a page at a time."""
 
     companion: CompanionServer
+    _takes: dict[str, frozenset[str]] | None = None
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        takes = await self._arguments()
         if name in WRITE_TOOLS and not self.companion.allow_writes:
-            refusal = WriteRefused(
-                "mode", "this server is read-only; start it with `companion mcp --allow-writes` to let agents write"
+            mode = Refusal(
+                "this server is read-only; start it with `companion mcp --allow-writes` to let agents write", "mode"
             )
-            await self.companion.log_refusal(name, refusal, context)
-            raise ToolError(json.dumps({"error": refusal.reason, "field": refusal.field}))
+            await self.companion.log_refusal(name, mode, context)
+            return failed(mode)
+        if name not in takes:
+            return failed(Refusal(f"no tool called {name!r}; the tools are {', '.join(sorted(takes))}", "name"))
+        unknown = sorted(set(arguments) - takes[name])
+        if unknown:
+            wrong = Refusal(
+                f"{unknown[0]}: {name} takes no such argument; it takes {', '.join(sorted(takes[name]))}", unknown[0]
+            )
+            if name in WRITE_TOOLS:
+                await self.companion.log_refusal(name, wrong, context)
+            return failed(wrong)
         try:
             result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
+            refusal = refusal_of(exc)
+            if refusal is None:
+                log.error("%s failed", name, exc_info=exc.__cause__ or exc)
+                return failed(Refusal(f"{name} failed unexpectedly; the server's log on stderr says why"))
             if name in WRITE_TOOLS and isinstance(exc.__cause__, ValidationError):
-                fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.__cause__.errors()})
-                refusal = WriteRefused(fields[0] if fields else "arguments", f"does not match the schema: {exc}")
-                await self.companion.log_refusal(name, refusal, context)
-            raise
+                await self.companion.log_refusal(name, refusal, context)  # the writer logs what it refuses itself
+            return failed(refusal)
+        if isinstance(result, CallToolResult) and result.structured_content is not None:
+            # The same JSON as text for clients that read only text, without the SDK's indentation (tokens).
+            text = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
+            result = result.model_copy(update={"content": [TextContent(type="text", text=text)]})
         return result
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context[Any, Any] | None = None
+    ) -> GetPromptResult | InputRequiredResult:
+        # An unknown prompt or a missing argument is the caller's mistake (invalid params), not the server's.
+        prompts = {p.name: p for p in await self.list_prompts()}
+        if name not in prompts:
+            known = ", ".join(sorted(prompts))
+            raise MCPError(INVALID_PARAMS, f"no prompt called {name!r}; the prompts are {known}", {"field": "name"})
+        takes = {a.name: a.required for a in prompts[name].arguments or []}
+        given = arguments or {}
+        unknown = sorted(set(given) - set(takes))
+        if unknown:
+            raise MCPError(INVALID_PARAMS, f"{unknown[0]}: {name} takes no such argument", {"field": unknown[0]})
+        for arg, required in takes.items():
+            if required and arg not in given:
+                raise MCPError(INVALID_PARAMS, f"{arg}: required", {"field": arg})
+        return await super().get_prompt(name, arguments, context)
+
+    async def _arguments(self) -> dict[str, frozenset[str]]:
+        """Each tool's argument names (the tools are fixed once the server is built)."""
+        if self._takes is None:
+            self._takes = {t.name: frozenset(t.input_schema.get("properties", {})) for t in await self.list_tools()}
+        return self._takes
+
+    async def _handle_list_resources(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        # The SDK lists only fixed resources; the vault's notes are many and change, so they are paged here.
+        return await self.companion.note_resources(params.cursor if params is not None else None)
 
     async def run_stdio_async(self) -> None:
         """Serve over stdin/stdout with the companion's transport, which answers every line, a bad one too."""
@@ -197,9 +273,9 @@ class CompanionServer:
             self._caught_up = time.monotonic()
         return self._api
 
-    async def _call(self, work: Callable[[AgentApi], T], error: type[Exception] = ToolError) -> T:
-        """Run `work` in a worker thread, one call at a time; a bad argument becomes an `error` (a tool error, or a
-        resource error for a resource) naming it."""
+    async def call(self, work: Callable[[AgentApi], T]) -> T:
+        """Run `work` in a worker thread, one call at a time; a bad argument or a failure the agent can act on is
+        raised as a `Refusal` naming the argument."""
 
         def run() -> T:
             with self._lock:
@@ -207,15 +283,15 @@ class CompanionServer:
 
         try:
             return await anyio.to_thread.run_sync(run)
-        except AgentInputError as exc:
-            raise error(json.dumps({"error": exc.reason, "field": exc.field})) from exc
         except CompanionError as exc:
-            raise error(json.dumps({"error": str(exc)})) from exc
+            refusal = refusal_of(exc)
+            assert refusal is not None  # every companion error is one the agent can read
+            raise refusal from exc
 
-    async def _write(
+    async def write(
         self, context: Context[Any, Any] | None, model: str | None, prompt: str | None, work: Callable[[AgentWriter], T]
     ) -> T:
-        """Run a write as `_call` runs a read, with the client's name, version and stated versions as its source."""
+        """Run a write as `call` runs a read, with the client's name, version and stated versions as its source."""
         source = WriteSource(_client(context), model or "", prompt or "")
 
         def run(api: AgentApi) -> T:
@@ -223,218 +299,60 @@ class CompanionServer:
             self._writer.source = source
             return work(self._writer)
 
-        return await self._call(run)
+        return await self.call(run)
 
-    async def log_refusal(self, tool: str, refusal: WriteRefused, context: Context[Any, Any] | None) -> None:
+    async def log_refusal(self, tool: str, refusal: Refusal, context: Context[Any, Any] | None) -> None:
         """Record a write refused before it reached the writer (read-only server, arguments against the schema)."""
         source = WriteSource(_client(context))
 
         def run(api: AgentApi) -> None:
             assert self._writer is not None
             self._writer.source = source
-            self._writer.refused(tool, refusal)
+            self._writer.refused(WRITE_TOOLS.get(tool, tool), WriteRefused(refusal.field or "arguments", refusal.error))
 
         # When the vault cannot even be opened, the refusal is answered all the same.
-        with contextlib.suppress(ToolError):
-            await self._call(run)
+        with contextlib.suppress(Refusal):
+            await self.call(run)
+
+    async def note_resources(self, cursor: str | None) -> ListResourcesResult:
+        """One page of the vault's notes as resources, in path order; `cursor` is where the last page ended."""
+        after = _after(cursor)
+        records = await self.call(lambda api: api.workspace.manifest.notes_after(after, PAGE + 1))
+        page = records[:PAGE]
+        resources = [
+            Resource(
+                uri=f"vault://note/{quote(r.path, safe='/')}",
+                name=r.path,
+                title=r.title,
+                description=", ".join(part for part in (r.note_type, (r.date or "")[:10]) if part) or None,
+                mime_type="text/markdown",
+                size=r.size,
+                annotations=Annotations(last_modified=_iso(r.mtime_ns)),
+            )
+            for r in page
+        ]
+        more = len(records) > PAGE
+        return ListResourcesResult(resources=resources, next_cursor=_cursor(page[-1].path) if more else None)
 
     # -- tools -------------------------------------------------------------------------------------
 
     def _build(self) -> _Server:
-        server = _Server("vault-companion", instructions=INSTRUCTIONS, log_level="WARNING")
+        server = _Server(NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
         server.companion = self
+        add_read_tools(server, self)
+        if self.allow_writes:
+            add_write_tools(server, self)
+        add_prompts(server, self)
 
-        @server.tool(annotations=_READ_ONLY)
-        async def vault_search(
-            query: str,
-            k: int = 10,
-            where: dict[str, str | int | float | bool] | None = None,
-            since: str | None = None,
-            until: str | None = None,
-            path: str | None = None,
-            as_of: str | None = None,
-        ) -> dict[str, Any]:
-            """Search the vault: hybrid recall (embeddings + BM25) with a spaced-repetition decay, best first.
-
-            query: what to look for, in the user's words. k: how many notes (1-100). where: frontmatter fields that
-            must match ({"type": "fact"}). since/until: ISO dates bounding the note's `date`. path: a glob on the
-            vault path ("Projects/*"). as_of: answer as if at this ISO moment (nothing is counted as accessed).
-            Each result has its path, title, score, tier (hot, warm, temporal), type, date and the passage matched.
-            Only matches are listed; when no note is relevant enough, no_good_match is true and the closest few
-            come with match false. A search counts nothing as used; reading a note does.
-            """
-            found, notice = await self._call(
-                lambda api: (
-                    api.search(query, k=k, where=where, since=since, until=until, path=path, as_of=as_of),
-                    api.notice,
-                )
-            )
-            return _found_json(found, notice)
-
-        @server.tool(annotations=_READ_ONLY)
-        async def recall_relevant(query: str, k: int = 10) -> dict[str, Any]:
-            """Recall the notes most relevant to a message: hybrid relevance times the spaced-repetition decay, so
-            notes that proved useful stay and stale ones fade. k: 1-100. When no note is relevant enough,
-            no_good_match is true and the closest few come with match false."""
-            found, notice = await self._call(lambda api: (api.search(query, k=k), api.notice))
-            return _found_json(found, notice)
-
-        @server.tool(annotations=_READ_ONLY)
-        async def vault_read(note: str) -> dict[str, Any]:
-            """Read one note whole: frontmatter, body, tags, aliases, its links (resolved to paths, or marked
-            unresolved) and its backlinks. note: a vault path, a path without .md, a title or an alias; or @1, @2...
-            for the results of the last search, @last for the note last surfaced or read. Reading a note counts as
-            using it: recall keeps notes in use from fading."""
-            view = await self._call(lambda api: api.read(note))
-            return view.as_json()
-
-        @server.tool(annotations=_READ_ONLY)
-        async def vault_list(
-            folder: str | None = None,
-            type: str | None = None,
-            tag: str | None = None,
-            since: str | None = None,
-            until: str | None = None,
-            limit: int = 100,
-        ) -> dict[str, Any]:
-            """List notes, newest first: in a folder ("People"), of a frontmatter type ("fact"), with a tag in the
-            tags property, dated within since/until (ISO dates). limit: 1-1000."""
-            notes = await self._call(
-                lambda api: api.list_notes(
-                    folder=folder, note_type=type, tag=tag, since=since, until=until, limit=limit
-                )
-            )
-            return {"notes": [n.as_json() for n in notes]}
-
-        @server.tool(annotations=_READ_ONLY)
-        async def vault_links(note: str) -> dict[str, Any]:
-            """A note's wikilinks (each target once, with the path it resolves to, unresolved ones listed apart)
-            and the notes linking to it."""
-            links = await self._call(lambda api: api.links(note))
-            return links.as_json()
-
-        @server.tool(annotations=_READ_ONLY)
-        async def vault_graph(note: str, hops: int = 2) -> dict[str, Any]:
-            """The link neighbourhood of a note: every note within `hops` links either way (1-4), with its
-            distance, and the links among them."""
-            graph = await self._call(lambda api: api.graph(note, hops))
-            return graph.as_json()
-
-        @server.tool(annotations=_READ_ONLY)
-        async def memory_query(
-            mode: Literal["exact", "type", "lexical", "hybrid", "graph"], query: str, k: int = 10
-        ) -> dict[str, Any]:
-            """Query memory by one retrieval path: exact (the note with this title or alias), type (notes of this
-            frontmatter type, newest first: fact, entity, experience, belief, reflection, recipe...), lexical
-            (BM25 alone), hybrid (as vault_search) or graph (notes linked with the one named)."""
-            found = await self._call(lambda api: api.memory_query(mode, query, k=k))
-            return {"mode": mode, "results": [f.as_json() for f in found]}
-
-        @server.tool(annotations=_READ_ONLY)
-        async def recall_recent(hours: float = 48, limit: int = 10) -> dict[str, Any]:
-            """The completed sessions of the last hours, newest first, with their summaries."""
-            items = await self._call(lambda api: api.recall_recent(hours, limit))
-            return {"sessions": [temporal_json(t) for t in items]}
-
-        @server.tool(annotations=_READ_ONLY)
-        async def context(message: str, budget: int | None = None) -> dict[str, Any]:
-            """The memory context for a message, assembled under a hard token budget (default: the policy's):
-            the memory policy, the latest summary, recent sessions, related notes and the last turns."""
-            assembled, counter = await self._call(lambda api: api.context(message, budget))
-            return {
-                "text": assembled.text,
-                "tokens": assembled.tokens,
-                "budget": assembled.budget,
-                "tokenizer": counter.name,
-                "sources": [p.source for p in assembled.pieces if p.source],
-            }
-
-        @server.resource("vault://note/{+path}", mime_type="text/markdown")
+        @server.resource("vault://note/{+path}", mime_type="text/markdown", title="A note of the vault")
         async def note(path: str) -> str:
             """A note of the vault as its Markdown file holds it, by vault path (a title or an alias works too)."""
-            return await self._call(lambda api: api.markdown(path), ResourceError)
+            try:
+                return await self.call(lambda api: api.markdown(path))
+            except Refusal as exc:
+                raise ResourceNotFoundError(exc.error) from exc
 
-        assert set(MEMORY_MODES) == {"exact", "type", "lexical", "hybrid", "graph"}  # the Literal above
-        if self.allow_writes:
-            self._add_write_tools(server)
         return server
-
-    def _add_write_tools(self, server: MCPServer) -> None:
-        types = ", ".join(MEMORY_TYPES)
-
-        @server.tool(annotations=_WRITES, description=_REMEMBER.format(types=types))
-        async def remember(
-            type: str,
-            text: str,
-            ctx: Context[Any, Any],
-            title: str | None = None,
-            confidence: float | None = None,
-            tags: list[str] | None = None,
-            session: str | None = None,
-            ignore_dedupe: bool = False,
-            model: str | None = None,
-            prompt_version: str | None = None,
-        ) -> dict[str, Any]:
-            done = await self._write(
-                ctx,
-                model,
-                prompt_version,
-                lambda w: w.remember(
-                    type,
-                    text,
-                    title=title,
-                    confidence=confidence,
-                    tags=tags or [],
-                    session=session,
-                    ignore_dedupe=ignore_dedupe,
-                ),
-            )
-            return done.as_json()
-
-        @server.tool(annotations=_WRITES)
-        async def vault_write(
-            title: str,
-            content: str,
-            ctx: Context[Any, Any],
-            folder: str | None = None,
-            type: str | None = None,
-            tags: list[str] | None = None,
-            ignore_dedupe: bool = False,
-            model: str | None = None,
-            prompt_version: str | None = None,
-        ) -> dict[str, Any]:
-            """Write a note by its canonical title (a name, not a path; folder apart, default Notes). The same
-            title again updates that note in place, keeping its other properties. New content that overlaps an
-            existing note is refused naming it: update that note instead, or pass ignore_dedupe for a new edition.
-            content is Markdown without frontmatter (give type and tags as arguments); wikilinks that resolve to no
-            note are reported back. model and prompt_version are recorded in the audit log."""
-            done = await self._write(
-                ctx,
-                model,
-                prompt_version,
-                lambda w: w.write(
-                    title, content, folder=folder, note_type=type, tags=tags or [], ignore_dedupe=ignore_dedupe
-                ),
-            )
-            return done.as_json()
-
-        @server.tool(annotations=_DELETES)
-        async def vault_delete(
-            note: str, ctx: Context[Any, Any], model: str | None = None, prompt_version: str | None = None
-        ) -> dict[str, Any]:
-            """Move a note to Obsidian's trash (.trash/ in the vault). The user can undo it with `companion undo`.
-            note: a vault path, a title or an alias."""
-            done = await self._write(ctx, model, prompt_version, lambda w: w.delete(note))
-            return done.as_json()
-
-
-_REMEMBER = (
-    "Remember a typed memory as a note in the vault's memory folder. type: one of {types}. text: the memory, "
-    "in Markdown. title: its canonical title (default: its first words). confidence: 0 to 1. tags: tags without #. "
-    "session: the session note it came from (path, title or alias), linked back from the memory. Content that "
-    "overlaps an existing note is refused naming it unless ignore_dedupe. model and prompt_version are recorded "
-    "in the audit log."
-)
 
 
 def _client(context: Context[Any, Any] | None) -> str:
@@ -473,13 +391,27 @@ def serve(
         companion.close()
 
 
-def _found_json(found: list[Found], notice: str | None = None) -> dict[str, Any]:
-    """A search's results as a tool returns them, saying when none of them is a good match (and, with `notice`,
-    what else the agent must know of them: the index still being built)."""
-    out: dict[str, Any] = {
-        "results": [f.as_json() for f in found],
-        "no_good_match": bool(found) and not any(f.match for f in found),
-    }
-    if notice:
-        out["notice"] = notice
-    return out
+def _cursor(path: str) -> str:
+    """The cursor of the page after `path` (opaque to the client)."""
+    return base64.urlsafe_b64encode(json.dumps({"after": path}).encode("utf-8")).decode("ascii")
+
+
+def _after(cursor: str | None) -> str:
+    """The path a cursor continues after ("" for the first page); a cursor this server did not give is the
+    protocol's invalid-params error."""
+    if cursor is None:
+        return ""
+    try:
+        after = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))["after"]
+    except (ValueError, KeyError, TypeError, UnicodeError, binascii.Error):
+        after = None
+    if not isinstance(after, str):
+        raise MCPError(
+            INVALID_PARAMS, "the cursor is not one this server gave; list from the start", {"cursor": cursor}
+        )
+    return after
+
+
+def _iso(mtime_ns: int) -> str:
+    """A modification time as ISO 8601 in UTC."""
+    return dt.datetime.fromtimestamp(mtime_ns / 1e9, dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -47,3 +47,24 @@ def test_the_vault_options_may_come_before_the_verb_and_k_has_a_short_form(tmp_p
     typed = run_companion("memory", *where, "query", "type", "entity", "-k", "1", "--json")
     assert typed.returncode == 0, typed.stderr
     assert [r["path"] for r in json.loads(typed.stdout)["results"]] == ["Memory/Nowak Renovations.md"]
+
+
+def test_the_timeline_puts_a_note_in_its_time_in_text_and_json(tmp_path: Path) -> None:
+    vault = write_agent_vault(tmp_path / "vault")
+    where = ["--vault", str(vault), "--data-dir", str(tmp_path / "data")]
+    shown = run_companion("vault", "timeline", "--note", "Kitchen budget", "--before", "1", "--after", "1", *where)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0].startswith("around Memory/Kitchen budget.md  (date: 2026-09-03")
+    assert "Projects/Kitchen Renovation.md" in lines[1] and lines[1].startswith("  1. 2026-09-01")
+    assert lines[3].startswith("> 2. 2026-09-03") and "Memory/Kitchen budget.md" in lines[3]
+    assert "The kitchen budget is 18,500 euros" in lines[4]
+    assert "Conversations/2026-10-01 Boiler pressure.md" in lines[5]
+    shown = run_companion("vault", "timeline", "--date", "2026-10-03", "--days", "3", "--json", *where)
+    data = json.loads(shown.stdout)
+    assert [(e["position"], e["path"]) for e in data["entries"]] == [
+        ("before", "Conversations/2026-10-01 Boiler pressure.md"),
+        ("after", "Conversations/2026-10-05 Ski trip.md"),
+    ]
+    both = run_companion("vault", "timeline", "--date", "2026-10-03", "--note", "Ingrid", "--json", *where)
+    assert both.returncode == 2 and json.loads(both.stdout)["field"] == "date"

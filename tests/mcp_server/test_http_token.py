@@ -4,16 +4,9 @@ token, kept in its data directory with mode 600; the SDK's Host and Origin check
 from __future__ import annotations
 
 import json
-import os
-import socket
 import stat
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -25,54 +18,8 @@ from mcp.client.streamable_http import streamable_http_client
 from companion.locations import DataPaths, vault_data_dir
 from tests.helpers.agentvault import write_agent_vault
 from tests.helpers.cli import run_companion
+from tests.helpers.mcphttp import http_server, show_token
 from tests.helpers.rawmcp import INITIALIZE, WAIT_S
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-@contextmanager
-def http_server(vault: Path, data: Path) -> Iterator[str]:
-    """A real HTTP server on the vault, listening; its URL is yielded."""
-    port = free_port()
-    args = ["mcp", "--vault", str(vault), "--data-dir", str(data), "--transport", "http", "--port", str(port)]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "companion", *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
-    try:
-        deadline = time.monotonic() + WAIT_S
-        while True:
-            with socket.socket() as attempt:
-                if attempt.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the server did not listen: {process.communicate(timeout=WAIT_S)[1]!r}")
-            time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=30)
-
-
-def show_token(vault: Path, data: Path) -> str:
-    """The token, as `companion mcp --show-token` prints it."""
-    done = run_companion("mcp", "--vault", str(vault), "--data-dir", str(data), "--show-token", timeout=WAIT_S)
-    assert done.returncode == 0, done.stderr
-    token = done.stdout.strip()
-    assert token and "\n" not in token
-    return token
 
 
 def post(url: str, headers: dict[str, str]) -> tuple[int, bytes]:

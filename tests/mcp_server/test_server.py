@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from mcp.types import Implementation
+from mcp.types import INVALID_PARAMS, Implementation
 
 from companion.mcp_server.server import CompanionServer
 from companion.vault.audit import AuditLog
@@ -33,6 +33,7 @@ TOOLS = {
     "memory_query",
     "recall_recent",
     "context",
+    "timeline",
 }
 
 
@@ -53,24 +54,11 @@ def in_memory(tmp_path: Path, session: Callable[[Client], Awaitable[None]]) -> P
 
 
 def error_of(result: Any) -> dict[str, Any]:
+    """The one error shape every failed call answers: exactly `error` and `field`, as JSON text."""
     assert result.is_error
-    text = result.content[0].text
-    return json.loads(text[text.index("{") :])
-
-
-def test_tools_are_listed_with_schemas_and_marked_read_only(tmp_path: Path) -> None:
-    async def session(client: Client) -> None:
-        listed = {t.name: t for t in (await client.list_tools()).tools}
-        assert set(listed) == TOOLS
-        search = listed["vault_search"]
-        assert search.input_schema["required"] == ["query"]
-        assert search.input_schema["properties"]["k"]["type"] == "integer"
-        assert "decay" in (search.description or "")
-        assert all(t.annotations is not None and t.annotations.read_only_hint for t in listed.values())
-        mode = listed["memory_query"].input_schema["properties"]["mode"]
-        assert mode["enum"] == ["exact", "type", "lexical", "hybrid", "graph"]
-
-    in_memory(tmp_path, session)
+    error: dict[str, Any] = json.loads(result.content[0].text)
+    assert set(error) == {"error", "field"}, error
+    return error
 
 
 def test_search_read_and_graph_answer_with_structured_content(tmp_path: Path) -> None:
@@ -106,11 +94,9 @@ def test_bad_arguments_get_an_error_naming_the_field_and_the_server_goes_on(tmp_
         assert error_of(await client.call_tool("vault_graph", {"note": "Ingrid", "hops": 40}))["field"] == "hops"
         assert error_of(await client.call_tool("vault_search", {"query": "x" * 10_485_760}))["field"] == "query"
         assert error_of(await client.call_tool("vault_search", {"query": "x", "since": "soon"}))["field"] == "since"
-        # Types the schema refuses are refused by the SDK before the tool runs, naming the argument.
-        wrong = await client.call_tool("vault_search", {"query": "x", "k": "many"})
-        assert wrong.is_error and "k" in wrong.content[0].text
-        unknown = await client.call_tool("memory_query", {"mode": "psychic", "query": "x"})
-        assert unknown.is_error and "mode" in unknown.content[0].text
+        # Types the schema refuses are refused before the tool runs, in the same shape, naming the argument.
+        assert error_of(await client.call_tool("vault_search", {"query": "x", "k": "many"}))["field"] == "k"
+        assert error_of(await client.call_tool("memory_query", {"mode": "psychic", "query": "x"}))["field"] == "mode"
         still = await client.call_tool("vault_read", {"note": "Ingrid"})
         assert not still.is_error
 
@@ -245,7 +231,7 @@ def test_agent_writes_through_the_server_are_checked_budgeted_audited_and_undoab
         bad = await client.call_tool("remember", {"type": "opinion", "text": "x"})
         assert error_of(bad)["field"] == "type"
         schema = await client.call_tool("remember", {"type": "fact", "text": "x", "confidence": "very"})
-        assert schema.is_error and "confidence" in schema.content[0].text
+        assert error_of(schema)["field"] == "confidence"
         second = await client.call_tool("vault_write", {"title": "Trains", "content": "Tom prefers the night train."})
         assert not second.is_error
         spent = await client.call_tool("vault_write", {"title": "Planes", "content": "Tom dislikes early flights."})
@@ -301,8 +287,10 @@ def test_notes_are_resources_by_path(tmp_path: Path) -> None:
         # The SDK's own resource security refuses a path leaving the vault before the companion sees it.
         with pytest.raises(MCPError, match="Unknown resource"):
             await client.read_resource("vault://note/../../etc/passwd")
-        with pytest.raises(MCPError, match=r"no note called 'Nobody\.md'"):
+        # A missing note is the protocol's invalid-params error, naming the note.
+        with pytest.raises(MCPError, match=r"no note called 'Nobody\.md'") as missing:
             await client.read_resource("vault://note/Nobody.md")
+        assert missing.value.code == INVALID_PARAMS
 
     in_memory(tmp_path, session)
 
@@ -333,7 +321,7 @@ def test_bad_write_proposals_through_the_server_name_the_field_and_write_nothing
         for tool, arguments, field in proposals:
             assert error_of(await client.call_tool(tool, arguments))["field"] == field, (tool, arguments)
         wrong_type = await client.call_tool("vault_write", {"title": ["a"], "content": "x"})
-        assert wrong_type.is_error and "title" in wrong_type.content[0].text
+        assert error_of(wrong_type)["field"] == "title"
 
     _vault, data = writing(tmp_path, session)
     assert file_tree(tmp_path / "vault") == before
@@ -422,3 +410,14 @@ def test_recall_recent_lists_a_session_summary_written_while_the_server_runs(tmp
         assert rel in listed, listed
 
     in_memory(tmp_path, session)
+
+
+@pytest.mark.model
+def test_the_bench_counts_what_each_step_of_a_lookup_costs(tmp_path: Path) -> None:
+    from companion.cli.bench.mcp import LOOKUPS, disclosure
+
+    figures = disclosure(tmp_path / "bench")
+    assert figures["questions"] == len(LOOKUPS) and figures["tokenizer"].startswith("wordpiece:")
+    assert figures["search"] > 0 and figures["timeline"] > 0 and 0 < figures["read_first"] < figures["read_all_five"]
+    assert figures["look_then_read"] == figures["search"] + figures["timeline"] + figures["read_first"]
+    assert figures["look_then_read"] < figures["read_every_result"] and 0 < figures["saved_share"] < 1

@@ -19,7 +19,7 @@ from companion.cli.bench.app import tui, tui_while_indexing
 from companion.cli.bench.bigvault import big_vault
 from companion.cli.bench.common import cpus
 from companion.cli.bench.indexing import cold_build, restart, save_to_searchable
-from companion.cli.bench.mcp import mcp
+from companion.cli.bench.mcp import disclosure, mcp
 from companion.cli.bench.models import int8_model
 from companion.cli.bench.pipeline import process_history
 from companion.cli.bench.recall import batch, nearest, recall
@@ -117,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
             results["tui_while_indexing"] = tui_while_indexing(work / "tui-indexing", args.incoming_notes)
         if "mcp" in only:
             results["mcp"] = mcp(work / "mcp", args.mcp_notes, args.queries)
+            results["mcp"]["tokens_per_step"] = disclosure(work / "mcp-demo")
         if "process" in only:
             results["process"] = process_history(work / "process", args.history_days, args.entry_kb)
         if "int8" in only:

@@ -1,15 +1,26 @@
-"""The MCP server as a client meets it: the handshake and search round trips through the real `companion mcp`."""
+"""The MCP server as a client meets it: the handshake and search round trips through the real `companion mcp`, and
+what an agent reads at each step of a lookup."""
 
 from __future__ import annotations
 
 import random
+import statistics
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from companion.cli.bench.common import percentile, synthetic_vault, workspace
+from companion.cli.demo import SAMPLE_QUERIES
 from companion.embedding.hashing import HashEmbedder
+
+LOOKUPS = (
+    *SAMPLE_QUERIES,
+    "when and where does the book club meet now?",
+    "how did the backup restore test of the Pi go?",
+)
+"""Questions asked of the demo vault to count what each step of a lookup costs."""
 
 
 def mcp(root: Path, notes: int, queries: int) -> dict[str, Any]:
@@ -61,4 +72,60 @@ def mcp(root: Path, notes: int, queries: int) -> dict[str, Any]:
 
     anyio.run(session)
     out["target_handshake_s"] = 1.0
+    return out
+
+
+def disclosure(root: Path) -> dict[str, Any]:
+    """Tokens an agent reads at each step of a lookup on the demo vault, through a client session on the server.
+
+    For each of `LOOKUPS`: `vault_search` (k=5), `timeline` around its first result (3 before, 3 after), `vault_read`
+    of that result, and for comparison `vault_read` of all five results and `context` at its default budget. Tokens
+    are counted on the text a client receives with the embedding model's WordPiece tokenizer (a chat model's own
+    tokenizer counts somewhat differently); each figure is the median over the questions.
+    """
+    import anyio
+    from mcp import Client
+
+    from companion.demo.build import write_demo_vault
+    from companion.embedding.tokens import TokenCounter
+    from companion.mcp_server.server import CompanionServer
+    from companion.workspace import Workspace
+
+    vault = root / "demo"
+    if not vault.exists():
+        write_demo_vault(vault, now=datetime.now().astimezone())
+    ws = Workspace.open(vault, data_dir=root / "data")
+    ws.catch_up()
+    companion = CompanionServer(lambda: ws)
+    count = TokenCounter()
+    steps: dict[str, list[int]] = {"search": [], "timeline": [], "read_first": [], "read_all_five": [], "context": []}
+
+    def tokens(result: Any) -> int:
+        if result.is_error:
+            raise RuntimeError(f"a lookup step failed: {result.content}")
+        return count(result.content[0].text)
+
+    async def session() -> None:
+        async with Client(companion.server) as client:
+            for question in LOOKUPS:
+                found = await client.call_tool("vault_search", {"query": question, "k": 5})
+                steps["search"].append(tokens(found))
+                paths = [r["path"] for r in found.structured_content["results"]]
+                around = await client.call_tool("timeline", {"note": paths[0], "before": 3, "after": 3})
+                steps["timeline"].append(tokens(around))
+                reads = [tokens(await client.call_tool("vault_read", {"note": p})) for p in paths]
+                steps["read_first"].append(reads[0])
+                steps["read_all_five"].append(sum(reads))
+                steps["context"].append(tokens(await client.call_tool("context", {"message": question})))
+
+    try:
+        anyio.run(session)
+    finally:
+        companion.close()
+    out: dict[str, Any] = {k: int(statistics.median(v)) for k, v in steps.items()}
+    out["look_then_read"] = out["search"] + out["timeline"] + out["read_first"]
+    out["read_every_result"] = out["search"] + out["read_all_five"]
+    out["saved_share"] = round(1 - out["look_then_read"] / out["read_every_result"], 2)
+    out["questions"] = len(LOOKUPS)
+    out["tokenizer"] = count.name
     return out
