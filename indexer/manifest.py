@@ -595,6 +595,17 @@ class Manifest:
         )
         return [NoteRecord(*row) for row in rows]
 
+    def placed_within(self, first_day: str, last_day: str) -> list[NoteRecord]:
+        """Notes whose `date` or `created` property, or the start of whose title, falls within `[first_day,
+        last_day]` (ISO days), any order."""
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM notes WHERE substr(date, 1, 10) BETWEEN ?1 AND ?2 "
+            "OR substr(json_extract(fields, '$.created'), 1, 10) BETWEEN ?1 AND ?2 "
+            "OR substr(title, 1, 10) BETWEEN ?1 AND ?2",
+            (first_day, last_day),
+        )
+        return [NoteRecord(*row) for row in rows]
+
     def latest_of_type(self, note_type: str, until_day: str | None = None) -> NoteRecord | None:
         """The newest dated note whose `type` is `note_type` (case-insensitive), on or before `until_day`."""
         row = self._db.execute(

@@ -14,10 +14,11 @@ import posixpath
 import re
 import time
 from collections.abc import Hashable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from companion.agent.timeline import MOST_AROUND, Anchor, Happening, note_moment, place
-from companion.agent.views import Found, Graph, Links, LinkView, Listed, NoteView, Timeline, TimelineEntry
+from companion.agent.views import Found, Graph, Links, LinkView, Listed, NoteView, Surfaced, Timeline, TimelineEntry
 from companion.embedding.tokens import TokenCounter
 from companion.errors import AgentInputError, ConfigError, NoteError
 from companion.recall.assembly import build
@@ -60,17 +61,21 @@ class AgentApi:
         """Count what an agent uses as accessed (a note it reads, the notes a context includes); off for tools that
         only look. A search only lists, and counts nothing."""
         self._graph: tuple[Hashable, VaultGraph] | None = None
-        self._surfaced: tuple[float, tuple[str, ...]] = (0.0, ())  # (when, paths) of the latest search's results
-        self._last: tuple[float, str] | None = None  # the note last surfaced or read
+        self.surfaced = Surfaced()
+        """What `@1`, `@2`... and `@last` name now; a server with several clients keeps one per client and sets it
+        before each call."""
         self.notice: str | None = None
         """What the reader of the last search's results must know (the meaning side unavailable or still being
         built), or None."""
 
-    def _remember_surfaced(self, paths: list[str]) -> None:
+    def _remember_surfaced(self, paths: list[str], last: str | None = None) -> None:
+        """Remember what a listing showed, in order, and the note "that note" names from now on."""
         now = time.monotonic()
-        self._surfaced = (now, tuple(paths))
-        if paths:
-            self._last = (now, paths[0])
+        last = last or (paths[0] if paths else None)
+        if last is None:
+            self.surfaced = replace(self.surfaced, listed=tuple(paths), listed_at=now)
+        else:
+            self.surfaced = Surfaced(tuple(paths), now, last, now)
 
     # -- finding notes ---------------------------------------------------------------------------
 
@@ -186,28 +191,36 @@ class AgentApi:
             raise AgentInputError(field, f"no note called {name!r} (search for it with vault_search)")
         return target
 
+    def named(self, note: str, field: str = "note") -> str:
+        """The path `@1`, `@2`... or `@last` names, or `note` itself as given (for a tool that resolves it)."""
+        if isinstance(note, str) and _SURFACED.fullmatch(note.strip()):
+            return self._surfaced_note(note.strip(), field)
+        return note
+
     def _surfaced_note(self, name: str, field: str) -> str:
         """The note `@N` or `@last` names, while the recent-context cache holds it."""
         window = 60 * self.workspace.config.recall.surfaced_minutes
         now = time.monotonic()
         if name == "@last":
-            if self._last is None or now - self._last[0] > window:
+            if self.surfaced.last is None or now - self.surfaced.last_at > window:
                 raise AgentInputError(field, "@last names nothing: no note was surfaced or read recently")
-            return self._last[1]
-        when, paths = self._surfaced
+            return self.surfaced.last
+        when, paths = self.surfaced.listed_at, self.surfaced.listed
         number = int(name[1:])
         if not paths or now - when > window:
-            raise AgentInputError(field, f"{name} names nothing: no search in the last {window // 60} minutes")
+            raise AgentInputError(
+                field, f"{name} names nothing: no search or timeline in the last {window // 60} minutes"
+            )
         if not 1 <= number <= len(paths):
             raise AgentInputError(
-                field, f"{name} names nothing: the last search returned {counted(len(paths), 'note')}"
+                field, f"{name} names nothing: the last search or timeline listed {counted(len(paths), 'note')}"
             )
         return paths[number - 1]
 
     def read(self, note: str) -> NoteView:
         """`vault_read`: a note whole, with its links resolved and its backlinks."""
         path = self.resolve(note)
-        self._last = (time.monotonic(), path)
+        self.surfaced = replace(self.surfaced, last=path, last_at=time.monotonic())
         try:
             parsed = self.workspace.vault.read_note(path)
         except NoteError as exc:
@@ -329,19 +342,21 @@ class AgentApi:
         anchor = self._anchor(date, note)
         first = anchor.when.date() - dt.timedelta(days=days)
         last = anchor.when.date() + dt.timedelta(days=days)
-        happenings = self._happenings(first, last)
+        happenings, carriers = self._happenings(first, last)
         if anchor.path is not None:
-            # A session's own moment is to the minute, where its note's date property is only a day.
-            mine = next((h for h in happenings if h.path == anchor.path), None)
+            # A session named by its summary or its conversation note is one entry; its moment is to the minute.
+            path = carriers.get(anchor.path, anchor.path)
+            mine = next((h for h in happenings if h.path == path), None)
             if mine is None:  # an undated note, or one outside the index, is still where its timeline is drawn
-                record = self.workspace.manifest.note(anchor.path)
-                title = record.title if record else posixpath.basename(anchor.path).removesuffix(".md")
+                record = self.workspace.manifest.note(path)
+                title = record.title if record else posixpath.basename(path).removesuffix(".md")
                 note_type = record.note_type if record else None
-                happenings.append(Happening(anchor.path, title, "note", anchor.when, True, note_type))
+                happenings.append(Happening(path, title, "note", anchor.when, anchor.timed, note_type))
             elif mine.kind == "session":
-                anchor = Anchor(mine.when, False, anchor.path, "session")
+                anchor = Anchor(mine.when, False, path, "session")
         placed = place(happenings, anchor, before, after)
-        self._remember_surfaced([p.happening.path for p in placed])
+        # "That note" is the one the timeline was drawn around.
+        self._remember_surfaced([p.happening.path for p in placed], anchor.path)
         # A note's line is the start of its text, read for the few placed only.
         lines = {p.happening.path: self._opening(p.happening) for p in placed if not p.happening.summary}
         entries = tuple(
@@ -363,7 +378,8 @@ class AgentApi:
         if note is not None:
             path = self.resolve(note)
             record = self.workspace.manifest.note(path)
-            placed = note_moment(record.frontmatter) if record is not None else None
+            properties = record.frontmatter if record is not None else self._frontmatter(path)
+            placed = note_moment(properties, posixpath.basename(path))
             if placed is not None:
                 return Anchor(placed[0], False, path, "date", timed=placed[1])
             try:  # a note left out of the index has no record
@@ -381,34 +397,33 @@ class AgentApi:
         day_only = len(text) <= 10
         return Anchor(local_moment(moment), day_only, None, "date", timed=not day_only)
 
-    def _happenings(self, first: dt.date, last: dt.date) -> list[Happening]:
-        """The sessions and dated notes from `first` to `last`, a session once (its conversation note is it)."""
+    def _frontmatter(self, path: str) -> dict[str, Any]:
+        """The properties of a note left out of the index (a session summary), read from its file."""
+        try:
+            return self.workspace.vault.read_note(path).frontmatter
+        except NoteError:
+            return {}
+
+    def _happenings(self, first: dt.date, last: dt.date) -> tuple[list[Happening], dict[str, str]]:
+        """The sessions and dated notes from `first` to `last`, a session once; and for each note that stands for a
+        session (its summary, its conversation note), the entry's path."""
         engine = self.workspace.recall()
         happenings: list[Happening] = []
-        taken: set[str] = set()
+        carriers: dict[str, str] = {}
         for ref in engine.sessions_since(first, dt.datetime.combine(last, dt.time.max)):
             when = ref.summary.when
             assert when is not None  # sessions_since keeps only sessions with a time
-            taken |= ref.paths
+            carriers.update(dict.fromkeys(ref.paths, ref.carrier))
             note_type = ref.note.note_type if ref.note is not None else None
-            happenings.append(
-                Happening(
-                    ref.carrier,
-                    ref.title,
-                    "session",
-                    when,
-                    True,
-                    note_type,
-                    one_line(summarise(ref.summary), LINE_CHARS),
-                )
-            )
-        for record in self.workspace.manifest.notes():
-            if record.path in taken:
+            line = one_line(summarise(ref.summary), LINE_CHARS)
+            happenings.append(Happening(ref.carrier, ref.title, "session", when, True, note_type, line))
+        for record in self.workspace.manifest.placed_within(first.isoformat(), last.isoformat()):
+            if record.path in carriers:
                 continue
-            placed = note_moment(record.frontmatter)
+            placed = note_moment(record.frontmatter, record.title)
             if placed is not None and first <= placed[0].date() <= last:
                 happenings.append(Happening(record.path, record.title, "note", placed[0], placed[1], record.note_type))
-        return happenings
+        return happenings, carriers
 
     def _opening(self, happening: Happening) -> str:
         """The start of a note's text as one line: its first lines of prose, past headings and embeds."""

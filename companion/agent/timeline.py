@@ -18,9 +18,6 @@ from companion.vault.sessions import local_moment
 MOST_AROUND = 50
 """Most entries one side of a timeline (and its anchor day) returns."""
 
-POSITIONS = ("before", "at", "after")
-"""Where an entry stands against the anchor."""
-
 
 @dataclass(frozen=True)
 class Happening:
@@ -33,7 +30,7 @@ class Happening:
     kind: str
     """`session` or `note`."""
     when: dt.datetime
-    """When it happened (naive local time; midnight for a note dated by its day only)."""
+    """When it happened (naive local time; the end of the day for a note dated by its day only)."""
     timed: bool
     """`when` carries a time of day (sessions, notes dated to the minute)."""
     note_type: str | None = None
@@ -51,7 +48,7 @@ class Anchor:
     """The moment a timeline is drawn around."""
 
     when: dt.datetime
-    """The moment (midnight of the day for a day anchor)."""
+    """The moment (midnight of the day for a day anchor, the end of it for a note dated by its day)."""
     day_only: bool
     """The whole day is the anchor: everything on it is `at`."""
     path: str | None = None
@@ -72,10 +69,13 @@ class Placed:
     """What happened."""
 
 
-def note_moment(frontmatter: dict[str, Any]) -> tuple[dt.datetime, bool] | None:
-    """(when, timed) from a note's `date` property, else its `created` one; None when neither is a date."""
-    for key in ("date", "created"):
-        value = frontmatter.get(key)
+def note_moment(frontmatter: dict[str, Any], title: str = "") -> tuple[dt.datetime, bool] | None:
+    """(when, timed) from a note's `date` property, else its `created` one, else a date its title starts with (a
+    daily note, `2023-09-30`); None when there is none.
+
+    A note dated by its day only stands at the end of that day: it sums the day up, so what happened that day
+    comes before it."""
+    for value in (frontmatter.get("date"), frontmatter.get("created"), title[:10]):
         if value is None or note_day(value) is None:
             continue
         text = str(value).strip().replace(" ", "T", 1)
@@ -84,17 +84,18 @@ def note_moment(frontmatter: dict[str, Any]) -> tuple[dt.datetime, bool] | None:
         except ValueError:
             day = note_day(value)
             assert day is not None
-            return dt.datetime.combine(day, dt.time()), False
-        timed = "T" in text and (moment.hour, moment.minute, moment.second) != (0, 0, 0)
-        return local_moment(moment), timed
+            return dt.datetime.combine(day, dt.time.max), False
+        if "T" in text and (moment.hour, moment.minute, moment.second) != (0, 0, 0):
+            return local_moment(moment), True
+        return dt.datetime.combine(moment.date(), dt.time.max), False
     return None
 
 
 def place(happenings: Iterable[Happening], anchor: Anchor, before: int, after: int) -> list[Placed]:
     """The `before` latest entries before the anchor, what is at it, and the `after` earliest after it, in time order.
 
-    A named note alone is `at` (the rest of its day falls before or after it by time); for a day, everything on it
-    is `at`; for a moment, nothing is."""
+    A named note alone is `at` (the rest of its day falls before or after it by time); for a day, what is on it is
+    `at` (at most `before + after` entries of it); for a moment, nothing is."""
     earlier: list[Happening] = []
     on: list[Happening] = []
     later: list[Happening] = []
@@ -114,9 +115,10 @@ def place(happenings: Iterable[Happening], anchor: Anchor, before: int, after: i
             later.append(h)
     earlier = _in_time(earlier)[-before:] if before else []
     later = _in_time(later)[:after]
+    # A busy anchor day is held to the size asked for, its first entries shown.
     return [
         *(Placed("before", h) for h in earlier),
-        *(Placed("at", h) for h in _in_time(on)[:MOST_AROUND]),
+        *(Placed("at", h) for h in _in_time(on)[: max(1, before + after)]),
         *(Placed("after", h) for h in later),
     ]
 

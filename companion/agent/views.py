@@ -7,6 +7,25 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class Surfaced:
+    """What "@1", "@2"... and "@last" name for one agent: the recent-context cache of its conversation."""
+
+    listed: tuple[str, ...] = ()
+    """The paths its last search or timeline listed, in order."""
+    listed_at: float = 0.0
+    """When (monotonic seconds)."""
+    last: str | None = None
+    """The note it last surfaced or read."""
+    last_at: float = 0.0
+    """When (monotonic seconds)."""
+
+
+def about(note_type: str | None, date: str | None) -> str:
+    """A note's type and day, as a listing shows them beside its name (`fact, 2026-09-03`), empty when neither."""
+    return ", ".join(part for part in (note_type, (date or "")[:10]) if part)
+
+
+@dataclass(frozen=True)
 class Found:
     """One note a search or a memory query found."""
 
@@ -29,6 +48,11 @@ class Found:
     match: bool = True
     """False for a note shown only as the closest one when nothing reached the relevance floor."""
 
+    @property
+    def wikilink(self) -> str:
+        """`link`, or a link to the note itself when the passage has no anchor."""
+        return self.link or f"[[{self.title}]]"
+
     def as_json(self) -> dict[str, Any]:
         """JSON form."""
         return {
@@ -39,7 +63,7 @@ class Found:
             "tier": self.tier,
             "type": self.note_type,
             "date": self.date,
-            "link": self.link or f"[[{self.title}]]",
+            "link": self.wikilink,
             "snippet": self.snippet,
         }
 

@@ -7,14 +7,14 @@ and which argument to change without parsing the SDK's own texts.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import ValidationError
 
 from companion.errors import AgentInputError, CompanionError
+from companion.mcp_server.shapes import Failure
 
 
 class Refusal(ToolError):
@@ -29,7 +29,12 @@ class Refusal(ToolError):
 
 
 def refusal_of(exc: BaseException) -> Refusal | None:
-    """The refusal an exception carries (itself, or what it was raised from), or None for a crash."""
+    """The refusal an exception carries (itself, or what it was raised from), or None for a crash.
+
+    What the SDK marks unexpected is a crash whatever it wraps: a result failing its own shape is the server's
+    fault, never the caller's argument."""
+    if isinstance(exc, UnexpectedToolError):
+        return None
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, Refusal):
@@ -62,7 +67,12 @@ def _plain(error: Any) -> str:
     return str(error["msg"])
 
 
+def crash(tool: str) -> Refusal:
+    """What the agent is told of a failure that is no fault of its call (the details go to the server's log)."""
+    return Refusal(f"{tool} failed unexpectedly; the server's log on stderr says why")
+
+
 def failed(refusal: Refusal) -> CallToolResult:
     """The result a failed call returns."""
-    text = json.dumps({"error": refusal.error, "field": refusal.field}, ensure_ascii=False)
+    text = Failure(error=refusal.error, field=refusal.field).model_dump_json()
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)

@@ -7,16 +7,17 @@ line is not enough.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.prompts.base import Message, UserMessage
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS
+from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import Field
 
 from companion.agent.api import LINE_CHARS, AgentApi
 from companion.agent.timeline import MOST_AROUND
+from companion.agent.views import about
 from companion.mcp_server.failures import Refusal
 from companion.words import counted, one_line
 
@@ -33,11 +34,12 @@ T = TypeVar("T")
 def add_prompts(server: MCPServer, companion: CompanionServer) -> None:
     """Register the prompts."""
 
-    async def call(work: Callable[[AgentApi], T]) -> T:
+    async def call(work: Callable[[AgentApi], T], ctx: Context[Any, Any]) -> T:
         try:
-            return await companion.call(work)
+            return await companion.call(work, ctx)
         except Refusal as exc:  # a prompt's bad argument is the protocol's invalid-params error
-            raise MCPError(INVALID_PARAMS, exc.error, {"field": exc.field}) from exc
+            code = INTERNAL_ERROR if exc.field is None else INVALID_PARAMS  # no field: the server's own failure
+            raise MCPError(code, exc.error, {"field": exc.field}) from exc
 
     @server.prompt(
         name="recap",
@@ -46,16 +48,19 @@ def add_prompts(server: MCPServer, companion: CompanionServer) -> None:
         "of the user's vault.",
     )
     async def recap(
+        ctx: Context[Any, Any],
         days: Annotated[str, Field(description=f"How many days back, 1-{RECAP_DAYS} (default 3)")] = "3",
     ) -> list[Message]:
         """The recap prompt: the last days' sessions and dated notes, one line each."""
         reach = _days(days)
-        line = await call(lambda api: api.timeline(before=MOST_AROUND, after=0, days=reach))
+        line = await call(lambda api: api.timeline(before=MOST_AROUND, after=0, days=reach), ctx)
         entries = [
             f"@{n} {e.when} {e.kind} [[{e.path.removesuffix('.md')}]]: {e.summary}"
             for n, e in enumerate(line.entries, 1)
         ]
         listing = "\n".join(entries) if entries else "(nothing was recorded in these days)"
+        if len(line.entries) == MOST_AROUND:
+            listing += f"\n(the latest {MOST_AROUND} only: older ones are in the vault, found by timeline or search)"
         return [
             UserMessage(
                 f"Recap what we did in the last {counted(reach, 'day')}, from the memory in my Obsidian vault below "
@@ -67,20 +72,19 @@ def add_prompts(server: MCPServer, companion: CompanionServer) -> None:
 
     @server.prompt(name="recall", title="What do you remember about…")
     async def recall(
+        ctx: Context[Any, Any],
         topic: Annotated[str, Field(description="What to remember: a person, a project, a question...")],
     ) -> list[Message]:
         """What the memory in the user's vault holds about something: the best matching notes, one line each."""
         if not topic.strip():
             raise MCPError(INVALID_PARAMS, "topic is empty: say what to remember", {"field": "topic"})
-        found = await call(lambda api: api.search(topic, k=RECALL_NOTES, snippet_chars=LINE_CHARS))
-        lines = []
-        for n, f in enumerate(found, 1):
-            about = ", ".join(part for part in (f.note_type, (f.date or "")[:10]) if part)
-            lines.append(
-                f"@{n} {f.link or f'[[{f.title}]]'}"
-                + (f" ({about})" if about else "")
-                + f": {one_line(f.snippet, LINE_CHARS)}"
-            )
+        found = await call(lambda api: api.search(topic, k=RECALL_NOTES, snippet_chars=LINE_CHARS), ctx)
+        lines = [
+            f"@{n} {f.wikilink}"
+            + (f" ({about(f.note_type, f.date)})" if about(f.note_type, f.date) else "")
+            + f": {one_line(f.snippet, LINE_CHARS)}"
+            for n, f in enumerate(found, 1)
+        ]
         if not found:
             head = "The vault holds no note about it."
         elif not any(f.match for f in found):

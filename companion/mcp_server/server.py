@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
 import datetime as dt
 import json
 import logging
@@ -39,7 +38,7 @@ import anyio
 import watchfiles
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
@@ -56,10 +55,11 @@ from pydantic import ValidationError
 
 from companion import __version__
 from companion.agent.api import AgentApi
+from companion.agent.views import Surfaced, about
 from companion.agent.writes import AgentWriter, WriteRefused, WriteSource
 from companion.errors import CompanionError
 from companion.mcp_server.bearer import BearerGuard
-from companion.mcp_server.failures import Refusal, failed, refusal_of
+from companion.mcp_server.failures import Refusal, crash, failed, refusal_of
 from companion.mcp_server.prompts import add_prompts
 from companion.mcp_server.stdio import stdio_transport
 from companion.mcp_server.tools import add_read_tools, add_write_tools
@@ -71,6 +71,8 @@ FRESH_S = 2.0
 """Without an OS watch, a tool call this long after the last catch-up catches up first (a walk of the vault)."""
 PAGE = 200
 """Notes per page of `resources/list`."""
+MOST_CONVERSATIONS = 256
+"""Clients whose recent context (`@1`, `@last`) is kept at once."""
 
 INSTRUCTIONS = (
     "The user's Obsidian vault, which holds their notes and your memory of past sessions. Before answering from "
@@ -99,6 +101,15 @@ class _Server(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await self._call_tool(name, arguments, context)
+        except Exception as exc:  # whatever failed, the client gets the one shape, and the log the details
+            log.error("%s failed", name, exc_info=exc)
+            return failed(crash(name))
+
+    async def _call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
+    ) -> CallToolResult | InputRequiredResult:
         takes = await self._arguments()
         if name in WRITE_TOOLS and not self.companion.allow_writes:
             mode = Refusal(
@@ -122,7 +133,7 @@ class _Server(MCPServer):
             refusal = refusal_of(exc)
             if refusal is None:
                 log.error("%s failed", name, exc_info=exc.__cause__ or exc)
-                return failed(Refusal(f"{name} failed unexpectedly; the server's log on stderr says why"))
+                return failed(crash(name))
             if name in WRITE_TOOLS and isinstance(exc.__cause__, ValidationError):
                 await self.companion.log_refusal(name, refusal, context)  # the writer logs what it refuses itself
             return failed(refusal)
@@ -196,6 +207,8 @@ class CompanionServer:
         self._api: AgentApi | None = None
         self._writer: AgentWriter | None = None
         self._lock = threading.Lock()
+        self._one_at_a_time = anyio.CapacityLimiter(1)
+        self._surfaced: dict[str, Surfaced] = {}  # each client's recent context, the least recently used first
         self._caught_up = 0.0
         self._stale = threading.Event()  # a note changed since the last catch-up (set by the watch)
         self._watching = False  # the OS watch is live, so `_stale` can be trusted
@@ -273,33 +286,49 @@ class CompanionServer:
             self._caught_up = time.monotonic()
         return self._api
 
-    async def call(self, work: Callable[[AgentApi], T]) -> T:
-        """Run `work` in a worker thread, one call at a time; a bad argument or a failure the agent can act on is
-        raised as a `Refusal` naming the argument."""
+    async def call(self, work: Callable[[AgentApi], T], context: Context[Any, Any] | None = None) -> T:
+        """Run `work` in a worker thread, one call at a time, with the recent context (`@1`, `@last`) of the
+        client that made the call; a bad argument or a failure the agent can act on is raised as a `Refusal`
+        naming the argument."""
+        key = _conversation(context)
 
         def run() -> T:
-            with self._lock:
-                return work(self._fresh())
+            with self._lock:  # against the background catch-up
+                api = self._fresh()
+                api.surfaced = self._surfaced.pop(key, Surfaced())
+                try:
+                    return work(api)
+                finally:
+                    self._surfaced[key] = api.surfaced  # the most recent last
+                    while len(self._surfaced) > MOST_CONVERSATIONS:
+                        self._surfaced.pop(next(iter(self._surfaced)))
 
         try:
-            return await anyio.to_thread.run_sync(run)
+            # Calls wait their turn in the event loop, where a cancelled one just leaves, not in a worker thread
+            # holding a slot the stdio transport's reader and writer need.
+            return await anyio.to_thread.run_sync(run, limiter=self._one_at_a_time)
         except CompanionError as exc:
             refusal = refusal_of(exc)
             assert refusal is not None  # every companion error is one the agent can read
             raise refusal from exc
 
     async def write(
-        self, context: Context[Any, Any] | None, model: str | None, prompt: str | None, work: Callable[[AgentWriter], T]
+        self,
+        context: Context[Any, Any] | None,
+        model: str | None,
+        prompt: str | None,
+        work: Callable[[AgentWriter, AgentApi], T],
     ) -> T:
-        """Run a write as `call` runs a read, with the client's name, version and stated versions as its source."""
+        """Run a write as `call` runs a read, with the client's name, version and stated versions as its source
+        (and the API, through which `@1` or `@last` name a note)."""
         source = WriteSource(_client(context), model or "", prompt or "")
 
         def run(api: AgentApi) -> T:
             assert self._writer is not None
             self._writer.source = source
-            return work(self._writer)
+            return work(self._writer, api)
 
-        return await self.call(run)
+        return await self.call(run, context)
 
     async def log_refusal(self, tool: str, refusal: Refusal, context: Context[Any, Any] | None) -> None:
         """Record a write refused before it reached the writer (read-only server, arguments against the schema)."""
@@ -310,9 +339,10 @@ class CompanionServer:
             self._writer.source = source
             self._writer.refused(WRITE_TOOLS.get(tool, tool), WriteRefused(refusal.field or "arguments", refusal.error))
 
-        # When the vault cannot even be opened, the refusal is answered all the same.
-        with contextlib.suppress(Refusal):
+        try:
             await self.call(run)
+        except Exception as exc:  # a vault that cannot be opened, a full disk: the refusal is answered all the same
+            log.warning("the refusal of %s could not be logged: %s", tool, exc, exc_info=exc)
 
     async def note_resources(self, cursor: str | None) -> ListResourcesResult:
         """One page of the vault's notes as resources, in path order; `cursor` is where the last page ended."""
@@ -324,7 +354,7 @@ class CompanionServer:
                 uri=f"vault://note/{quote(r.path, safe='/')}",
                 name=r.path,
                 title=r.title,
-                description=", ".join(part for part in (r.note_type, (r.date or "")[:10]) if part) or None,
+                description=about(r.note_type, r.date) or None,
                 mime_type="text/markdown",
                 size=r.size,
                 annotations=Annotations(last_modified=_iso(r.mtime_ns)),
@@ -350,9 +380,23 @@ class CompanionServer:
             try:
                 return await self.call(lambda api: api.markdown(path))
             except Refusal as exc:
+                if exc.field is None:  # the server's own failure (the vault cannot be opened), not a missing note
+                    raise ResourceError(exc.error) from exc
                 raise ResourceNotFoundError(exc.error) from exc
 
         return server
+
+
+def _conversation(context: Context[Any, Any] | None) -> str:
+    """Whose recent context a call uses: its HTTP session where it has one, else its client (over stdio there is
+    only one; over HTTP without sessions, clients of one name and version share theirs)."""
+    try:
+        request = context.request_context.request if context is not None else None
+    except (AttributeError, LookupError, ValueError):
+        request = None
+    headers = getattr(request, "headers", None)
+    session = headers.get("mcp-session-id") if headers is not None else None
+    return f"session:{session}" if session else f"client:{_client(context)}"
 
 
 def _client(context: Context[Any, Any] | None) -> str:
@@ -399,7 +443,7 @@ def _cursor(path: str) -> str:
 def _after(cursor: str | None) -> str:
     """The path a cursor continues after ("" for the first page); a cursor this server did not give is the
     protocol's invalid-params error."""
-    if cursor is None:
+    if not cursor:
         return ""
     try:
         after = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))["after"]
@@ -407,7 +451,7 @@ def _after(cursor: str | None) -> str:
         after = None
     if not isinstance(after, str):
         raise MCPError(
-            INVALID_PARAMS, "the cursor is not one this server gave; list from the start", {"cursor": cursor}
+            INVALID_PARAMS, "the cursor is not one this server gave; list from the start", {"field": "cursor"}
         )
     return after
 

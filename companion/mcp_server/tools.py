@@ -17,7 +17,7 @@ from pydantic import Field
 from companion.agent.api import LINE_CHARS, MAX_HOPS, MAX_RESULTS, MOST_DAYS
 from companion.agent.timeline import MOST_AROUND
 from companion.agent.views import Found
-from companion.agent.writes import MEMORY_TYPES
+from companion.agent.writes import MEMORY_TYPES, TITLE_CHARS
 from companion.mcp_server import shapes
 from companion.recall.temporal import temporal_json
 from companion.words import one_line
@@ -29,7 +29,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 """Reads: nothing in the vault changes."""
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-"""Writes that add or update a note (undoable)."""
+"""Writes that add a note (undoable)."""
+UPDATES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+"""Writes that may replace a note's text (undoable)."""
 DELETES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 """Writes that take a note away (to Obsidian's trash, undoable)."""
 
@@ -42,7 +44,7 @@ Note = Annotated[
         "results of the last search or timeline, @last for the note last found or read",
     ),
 ]
-Day = Annotated[str, Field(description="An ISO date such as 2026-03-01 (a full ISO moment works too)")]
+Day = Annotated[str, Field(max_length=40, description="An ISO date such as 2026-03-01 (a full ISO moment works too)")]
 K = Annotated[int, Field(ge=1, le=MAX_RESULTS, description=f"How many notes to return (1-{MAX_RESULTS})")]
 Model = Annotated[
     str | None, Field(max_length=200, description="The model writing, recorded in the audit log (e.g. its name)")
@@ -50,7 +52,10 @@ Model = Annotated[
 PromptVersion = Annotated[
     str | None, Field(max_length=200, description="The version of the prompt that asked for the write, for the log")
 ]
-Tags = Annotated[list[str] | None, Field(max_length=50, description="Tags, without #")]
+Tags = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=100)]] | None,
+    Field(max_length=50, description="Tags, without #"),
+]
 IgnoreDedupe = Annotated[
     bool, Field(description="Write even when another note already holds the same content (a new edition)")
 ]
@@ -71,11 +76,12 @@ def add_read_tools(server: MCPServer, companion: CompanionServer) -> None:
 
     @_tool(server, READ_ONLY)
     async def vault_search(
+        ctx: Context[Any, Any],
         query: Annotated[str, Field(min_length=1, max_length=10_000, description="What to look for, in any words")],
         k: K = 10,
         where: Annotated[
             dict[str, str | int | float | bool] | None,
-            Field(description='Properties a note must have, e.g. {"type": "fact"}'),
+            Field(max_length=20, description='Properties a note must have, e.g. {"type": "fact"}'),
         ] = None,
         since: Annotated[
             Day | None, Field(description="Only notes whose date property is on or after this day")
@@ -85,7 +91,8 @@ def add_read_tools(server: MCPServer, companion: CompanionServer) -> None:
         ] = None,
         path: Annotated[str | None, Field(max_length=1000, description='A glob on the path, e.g. "Projects/*"')] = None,
         as_of: Annotated[
-            str | None, Field(description="Answer as if at this ISO moment (nothing is counted as used)")
+            str | None,
+            Field(max_length=40, description="Answer as if at this ISO moment (nothing is counted as used)"),
         ] = None,
     ) -> shapes.Search:
         """Search the user's Obsidian vault (notes and the agent's memory) by meaning and by words, best first.
@@ -94,18 +101,11 @@ def add_read_tools(server: MCPServer, companion: CompanionServer) -> None:
         it next). Then put a result in its time with timeline, and read the notes you need whole with vault_read.
         Notes used often rank higher and unused ones fade. When nothing is relevant enough, no_good_match is true
         and the closest few are listed with match false. A search counts nothing as used; reading a note does."""
-        found, notice = await companion.call(
-            lambda api: (
-                api.search(
-                    query, k=k, where=where, since=since, until=until, path=path, as_of=as_of, snippet_chars=LINE_CHARS
-                ),
-                api.notice,
-            )
-        )
-        return shapes.Search(results=_items(found), no_good_match=_none_match(found), notice=notice)
+        return await _search(companion, ctx, query, k, where=where, since=since, until=until, path=path, as_of=as_of)
 
     @_tool(server, READ_ONLY)
     async def recall_relevant(
+        ctx: Context[Any, Any],
         query: Annotated[
             str, Field(min_length=1, max_length=10_000, description="The user's message, or what it is about")
         ],
@@ -113,40 +113,43 @@ def add_read_tools(server: MCPServer, companion: CompanionServer) -> None:
     ) -> shapes.Search:
         """The memories most relevant to a message, as vault_search ranks them, with no filters: call it with the
         user's message before answering, to bring back what was said or decided in earlier sessions."""
-        found, notice = await companion.call(lambda api: (api.search(query, k=k, snippet_chars=LINE_CHARS), api.notice))
-        return shapes.Search(results=_items(found), no_good_match=_none_match(found), notice=notice)
+        return await _search(companion, ctx, query, k)
 
     @_tool(server, READ_ONLY)
     async def timeline(
+        ctx: Context[Any, Any],
         date: Annotated[
             Day | None,
             Field(description="Draw the timeline around this day (or ISO moment); default now. Not with note"),
         ] = None,
         note: Annotated[Note | None, Field(description="Draw it around this note (e.g. @1 from a search)")] = None,
-        before: Annotated[int, Field(ge=0, le=MOST_AROUND, description="Entries before it (0-50)")] = 5,
-        after: Annotated[int, Field(ge=0, le=MOST_AROUND, description="Entries after it (0-50)")] = 5,
-        days: Annotated[int, Field(ge=1, le=MOST_DAYS, description="How many days either side to look")] = 30,
+        before: Annotated[int, Field(ge=0, le=MOST_AROUND, description=f"Entries before it (0-{MOST_AROUND})")] = 5,
+        after: Annotated[int, Field(ge=0, le=MOST_AROUND, description=f"Entries after it (0-{MOST_AROUND})")] = 5,
+        days: Annotated[
+            int, Field(ge=1, le=MOST_DAYS, description=f"How many days either side to look (1-{MOST_DAYS})")
+        ] = 30,
     ) -> shapes.Timeline:
         """What happened around a day or a note: the conversation sessions and dated notes just before and after
         it, oldest first, each with one line of what it was. Use it after a search to see what led to a note and
         what followed; each entry can be named @1, @2... in vault_read."""
         line = await companion.call(
-            lambda api: api.timeline(date=date, note=note, before=before, after=after, days=days)
+            lambda api: api.timeline(date=date, note=note, before=before, after=after, days=days), ctx
         )
         data = line.as_json()
         data["entries"] = [{"ref": f"@{n}", **e} for n, e in enumerate(data["entries"], 1)]
         return shapes.Timeline.model_validate(data)
 
     @_tool(server, READ_ONLY)
-    async def vault_read(note: Note) -> shapes.Note:
+    async def vault_read(note: Note, ctx: Context[Any, Any]) -> shapes.Note:
         """Read one note whole: its properties, its Markdown, its tags and aliases, its links (each resolved to a
         note or marked unresolved) and the notes linking to it. Reading a note counts as using it, which keeps
         it from fading in later searches."""
-        view = await companion.call(lambda api: api.read(note))
+        view = await companion.call(lambda api: api.read(note), ctx)
         return shapes.Note.model_validate(view.as_json())
 
     @_tool(server, READ_ONLY)
     async def vault_list(
+        ctx: Context[Any, Any],
         folder: Annotated[
             str | None, Field(max_length=1000, description='A folder of the vault, e.g. "People"')
         ] = None,
@@ -158,29 +161,32 @@ def add_read_tools(server: MCPServer, companion: CompanionServer) -> None:
     ) -> shapes.Listing:
         """List notes, newest first: in a folder, of a type, with a tag, dated within since and until."""
         notes = await companion.call(
-            lambda api: api.list_notes(folder=folder, note_type=type, tag=tag, since=since, until=until, limit=limit)
+            lambda api: api.list_notes(folder=folder, note_type=type, tag=tag, since=since, until=until, limit=limit),
+            ctx,
         )
         return shapes.Listing.model_validate({"notes": [n.as_json() for n in notes]})
 
     @_tool(server, READ_ONLY)
-    async def vault_links(note: Note) -> shapes.Links:
+    async def vault_links(note: Note, ctx: Context[Any, Any]) -> shapes.Links:
         """A note's wikilinks (each target once, with the note it resolves to; unresolved ones listed apart) and
         the notes linking to it."""
-        links = await companion.call(lambda api: api.links(note))
+        links = await companion.call(lambda api: api.links(note), ctx)
         return shapes.Links.model_validate(links.as_json())
 
     @_tool(server, READ_ONLY)
     async def vault_graph(
+        ctx: Context[Any, Any],
         note: Note,
         hops: Annotated[int, Field(ge=1, le=MAX_HOPS, description=f"How many links out to go (1-{MAX_HOPS})")] = 2,
     ) -> shapes.Graph:
         """The link neighbourhood of a note: every note within some links of it, either way, with its distance,
         and the links among them."""
-        graph = await companion.call(lambda api: api.graph(note, hops))
+        graph = await companion.call(lambda api: api.graph(note, hops), ctx)
         return shapes.Graph.model_validate(graph.as_json())
 
     @_tool(server, READ_ONLY)
     async def memory_query(
+        ctx: Context[Any, Any],
         mode: Annotated[
             Literal["exact", "type", "lexical", "hybrid", "graph"],
             Field(
@@ -200,21 +206,23 @@ def add_read_tools(server: MCPServer, companion: CompanionServer) -> None:
     ) -> shapes.Query:
         """Query memory by one retrieval path, when you know which one you need (a title, a type of memory, exact
         words, the notes around one)."""
-        found = await companion.call(lambda api: api.memory_query(mode, query, k=k))
+        found = await companion.call(lambda api: api.memory_query(mode, query, k=k), ctx)
         return shapes.Query(mode=mode, results=_items(found))
 
     @_tool(server, READ_ONLY)
     async def recall_recent(
+        ctx: Context[Any, Any],
         hours: Annotated[float, Field(gt=0, le=24 * 3650, description="How far back, in hours")] = 48,
         limit: Annotated[int, Field(ge=1, le=MAX_RESULTS, description="Most sessions to return")] = 10,
     ) -> shapes.Recent:
         """The conversation sessions of the last hours, newest first, each with a short summary: what the user and
         the agent talked about lately."""
-        items = await companion.call(lambda api: api.recall_recent(hours, limit))
+        items = await companion.call(lambda api: api.recall_recent(hours, limit), ctx)
         return shapes.Recent.model_validate({"sessions": [temporal_json(t) for t in items]})
 
     @_tool(server, READ_ONLY)
     async def context(
+        ctx: Context[Any, Any],
         message: Annotated[str, Field(min_length=1, max_length=10_000, description="The user's message")],
         budget: Annotated[
             int | None, Field(ge=1, le=200_000, description="Most tokens (default: the vault's own setting)")
@@ -222,7 +230,7 @@ def add_read_tools(server: MCPServer, companion: CompanionServer) -> None:
     ) -> shapes.Context:
         """A ready memory context for a message, held to a token budget: the vault's memory rules, the latest
         summary, recent sessions, the related notes and the last turns. Put its text before the message."""
-        assembled, counter = await companion.call(lambda api: api.context(message, budget))
+        assembled, counter = await companion.call(lambda api: api.context(message, budget), ctx)
         return shapes.Context(
             text=assembled.text,
             tokens=assembled.tokens,
@@ -244,7 +252,8 @@ def add_write_tools(server: MCPServer, companion: CompanionServer) -> None:
         text: Annotated[str, Field(min_length=1, description="The memory, in Markdown")],
         ctx: Context[Any, Any],
         title: Annotated[
-            str | None, Field(max_length=200, description="Its title, a name not a path (default: its first words)")
+            str | None,
+            Field(max_length=TITLE_CHARS, description="Its title, a name not a path (default: its first words)"),
         ] = None,
         confidence: Annotated[float | None, Field(ge=0, le=1, description="How sure, from 0 to 1")] = None,
         tags: Tags = None,
@@ -263,21 +272,23 @@ def add_write_tools(server: MCPServer, companion: CompanionServer) -> None:
             ctx,
             model,
             prompt_version,
-            lambda w: w.remember(
+            lambda w, api: w.remember(
                 type,
                 text,
                 title=title,
                 confidence=confidence,
                 tags=tags or [],
-                session=session,
+                session=api.named(session, "session") if session is not None else None,
                 ignore_dedupe=ignore_dedupe,
             ),
         )
         return shapes.Written.model_validate(done.as_json())
 
-    @_tool(server, WRITES)
+    @_tool(server, UPDATES)
     async def vault_write(
-        title: Annotated[str, Field(min_length=1, max_length=200, description="The note's title: a name, not a path")],
+        title: Annotated[
+            str, Field(min_length=1, max_length=TITLE_CHARS, description="The note's title: a name, not a path")
+        ],
         content: Annotated[str, Field(description="Its Markdown, without properties (give type and tags apart)")],
         ctx: Context[Any, Any],
         folder: Annotated[
@@ -297,7 +308,7 @@ def add_write_tools(server: MCPServer, companion: CompanionServer) -> None:
             ctx,
             model,
             prompt_version,
-            lambda w: w.write(
+            lambda w, api: w.write(
                 title, content, folder=folder, note_type=type, tags=tags or [], ignore_dedupe=ignore_dedupe
             ),
         )
@@ -308,8 +319,19 @@ def add_write_tools(server: MCPServer, companion: CompanionServer) -> None:
         note: Note, ctx: Context[Any, Any], model: Model = None, prompt_version: PromptVersion = None
     ) -> shapes.Written:
         """Move a note to Obsidian's trash (the .trash folder of the vault); the user can undo it."""
-        done = await companion.write(ctx, model, prompt_version, lambda w: w.delete(note))
+        done = await companion.write(ctx, model, prompt_version, lambda w, api: w.delete(api.named(note)))
         return shapes.Written.model_validate(done.as_json())
+
+
+async def _search(
+    companion: CompanionServer, ctx: Context[Any, Any], query: str, k: int, **scope: Any
+) -> shapes.Search:
+    """A search's results, compact, with whether any is a good match and what else the agent must know of them."""
+    found, notice = await companion.call(
+        lambda api: (api.search(query, k=k, snippet_chars=LINE_CHARS, **scope), api.notice), ctx
+    )
+    matched = any(f.match for f in found)
+    return shapes.Search(results=_items(found), no_good_match=bool(found) and not matched, notice=notice)
 
 
 def _items(found: list[Found]) -> list[shapes.Item]:
@@ -319,7 +341,7 @@ def _items(found: list[Found]) -> list[shapes.Item]:
             ref=f"@{n}",
             path=f.path,
             title=f.title,
-            link=f.link or f"[[{f.title}]]",
+            link=f.wikilink,
             score=round(f.score, 4),
             match=f.match,
             type=f.note_type,
@@ -328,7 +350,3 @@ def _items(found: list[Found]) -> list[shapes.Item]:
         )
         for n, f in enumerate(found, 1)
     ]
-
-
-def _none_match(found: list[Found]) -> bool:
-    return bool(found) and not any(f.match for f in found)

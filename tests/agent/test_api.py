@@ -163,7 +163,7 @@ def test_a_follow_up_can_name_what_the_last_search_surfaced(api: AgentApi) -> No
     assert api.read("@1").path == found[0].path
     assert api.links("@2").path == found[1].path
     assert api.read("@last").path == found[1].path or api.read("@last").path == found[0].path
-    with pytest.raises(AgentInputError, match=f"returned {len(found)} notes"):
+    with pytest.raises(AgentInputError, match=f"listed {len(found)} notes"):
         api.read("@7")
     typed = api.memory_query("type", "entity")
     assert api.read("@1").path == typed[0].path == "Memory/Nowak Renovations.md"
@@ -175,5 +175,5 @@ def test_the_surfaced_notes_expire(api: AgentApi, monkeypatch: pytest.MonkeyPatc
     api.search("chalet deposit", k=3)
     later = module.time.monotonic() + 11 * 60
     monkeypatch.setattr(module.time, "monotonic", lambda: later)
-    with pytest.raises(AgentInputError, match="no search in the last 10 minutes"):
+    with pytest.raises(AgentInputError, match="no search or timeline in the last 10 minutes"):
         api.read("@1")

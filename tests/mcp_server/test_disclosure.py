@@ -49,7 +49,7 @@ def log_vault(root: Path) -> Path:
     return root
 
 
-Connect = Callable[[Path, Path], AbstractAsyncContextManager[Client]]
+Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
 
 @asynccontextmanager
@@ -61,18 +61,18 @@ async def over_stdio(vault: Path, data: Path, mode: str = "auto") -> AsyncIterat
         env={"PYTHONPATH": os.pathsep.join(sys.path)},
         cwd=str(Path(__file__).resolve().parents[2]),
     )
-    async with Client(params, mode=mode) as client:  # type: ignore[arg-type]
+    async with Client(params, mode=mode) as client:
         yield client
 
 
 @asynccontextmanager
-async def over_http(vault: Path, data: Path) -> AsyncIterator[Client]:
+async def over_http(vault: Path, data: Path, mode: str = "auto") -> AsyncIterator[Client]:
     """A client session with `companion mcp --transport http` started as a subprocess, sending its token."""
     with http_server(vault, data) as url:
         headers = {"Authorization": f"Bearer {show_token(vault, data)}"}
         async with (
             httpx2.AsyncClient(headers=headers, timeout=WAIT_S) as http,
-            Client(streamable_http_client(url, http_client=http)) as client,
+            Client(streamable_http_client(url, http_client=http), mode=mode) as client,
         ):
             yield client
 
@@ -179,8 +179,9 @@ def test_the_prompts_bring_the_vaults_own_answer(tmp_path: Path, transport: str)
     run(TRANSPORTS[transport], tmp_path, session)
 
 
+@pytest.mark.parametrize("transport", sorted(TRANSPORTS))
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-def test_the_newest_protocol_and_the_handshake_era_both_work(tmp_path: Path, mode: str) -> None:
+def test_the_newest_protocol_and_the_handshake_era_both_work(tmp_path: Path, mode: str, transport: str) -> None:
     async def session(client: Client) -> None:
         assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
         found = await client.call_tool("vault_search", {"query": "heat pump quote", "k": 2})
@@ -191,7 +192,7 @@ def test_the_newest_protocol_and_the_handshake_era_both_work(tmp_path: Path, mod
 
     async def main() -> None:
         with anyio.fail_after(WAIT_S):
-            async with over_stdio(vault, tmp_path / "data", mode) as client:
+            async with TRANSPORTS[transport](vault, tmp_path / "data", mode) as client:
                 await session(client)
 
     anyio.run(main)
@@ -231,3 +232,25 @@ def test_a_client_of_the_oldest_protocol_is_answered_in_it(tmp_path: Path) -> No
     assert answers[1]["result"]["serverInfo"]["name"] == "vault-companion"
     read = answers[2]["result"]
     assert not read.get("isError") and read["structuredContent"]["path"] == "People/Ingrid Olsen.md"
+
+
+def test_two_http_sessions_each_keep_their_own_recent_notes(tmp_path: Path) -> None:
+    vault = log_vault(tmp_path / "vault")
+    data = tmp_path / "data"
+
+    async def main() -> None:
+        with anyio.fail_after(WAIT_S), http_server(vault, data) as url:
+            headers = {"Authorization": f"Bearer {show_token(vault, data)}"}
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=WAIT_S) as http,
+                Client(streamable_http_client(url, http_client=http), mode="legacy") as first,
+                Client(streamable_http_client(url, http_client=http), mode="legacy") as second,
+            ):
+                await first.call_tool("vault_search", {"query": "heat pump quote", "k": 1})
+                await second.call_tool("vault_search", {"query": "Ingrid household tax return", "k": 1})
+                mine = (await first.call_tool("vault_read", {"note": "@1"})).structured_content
+                theirs = (await second.call_tool("vault_read", {"note": "@1"})).structured_content
+                assert mine["path"] == "Memory/Heat pump quote.md"
+                assert theirs["path"] == "People/Ingrid Olsen.md"
+
+    anyio.run(main)
