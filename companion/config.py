@@ -68,7 +68,7 @@ class StoreConfig:
     """Where the index lives."""
 
     chroma_url: str | None = None
-    """A Chroma server such as `http://127.0.0.1:8000`; None for the embedded store."""
+    """A Chroma server such as `http://127.0.0.1:8000`; null for the embedded store in the data directory."""
 
 
 @dataclass(frozen=True)
@@ -171,8 +171,9 @@ class CurationConfig:
     """Where hand curation puts things."""
 
     archive_folder: str = "archive"
-    """Vault folder that archived notes move into (keeping their path); it is never indexed, so archived notes
-    leave recall while staying in the vault, readable and restorable."""
+    """Vault folder that archived notes move into (keeping their path); it is never indexed, in any letter case, so
+    archived notes leave recall while staying in the vault, readable and restorable. If your vault's `Archive/`
+    holds notes you want recalled, name another folder."""
     source: str = ""
     """Name recorded in the audit log as who curated (empty: `app` or `cli`, by where the change was made)."""
 
@@ -452,8 +453,9 @@ def save_config(vault_root: Path, config: CompanionConfig) -> Path:
     """Write the config atomically (temp file in its folder, fsync, rename); return its path."""
     path = config_path(vault_root)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = "# Vault Companion settings; see the README for every key.\n" + yaml.safe_dump(
-        config_to_dict(config), sort_keys=False, allow_unicode=True
+    text = (
+        "# Vault Companion settings (every key is described on the Configuration page of the docs).\n"
+        + yaml.safe_dump(config_to_dict(config), sort_keys=False, allow_unicode=True)
     )
     write_atomic(path, text.encode("utf-8"))
     return path

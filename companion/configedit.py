@@ -22,7 +22,7 @@ from companion.locations import config_path
 Scalar = bool | int | float | str
 """A setting's value as this editor writes it."""
 
-_HEADER = "# Vault Companion settings; see the README for every key.\n"
+_HEADER = "# Vault Companion settings (every key is described on the Configuration page of the docs).\n"
 _TOP = re.compile(r"^(?P<key>[A-Za-z_][\w-]*)\s*:(?P<rest>.*)$")
 _INDENTED = re.compile(r"^(?P<indent>[ \t]+)(?P<key>[A-Za-z_][\w-]*)\s*:(?P<value>[^#\n]*?)(?P<comment>\s+#.*)?$")
 

@@ -15,11 +15,11 @@ class RetentionPolicy:
     """Hot-window size, spaced-repetition decay and recall budgets, with their defaults."""
 
     hot_limit: int = 3
-    """Sessions kept hot per session key (was the inline `limit=3`)."""
+    """Sessions kept hot per conversation (per user and chat)."""
     hot_window_days: int = 2
-    """Days that count as recent: 2 means today and yesterday (was the literal today + yesterday)."""
+    """Days that count as recent: 2 means today and yesterday."""
     half_life_days: float = 30.0
-    """Days after which an item's decay multiplier halves."""
+    """Days after which an unused note's decay multiplier halves."""
     decay_floor: float = 0.25
     """The multiplier never goes below this: old but valid notes are never fully suppressed."""
     decay_ceiling: float = 1.0
@@ -29,11 +29,11 @@ class RetentionPolicy:
     max_resistance: float = 0.4
     """The most that past accesses can add (0.4 = 50 accesses at 0.008)."""
     never_accessed: float = 0.55
-    """The multiplier of an item nobody has recalled or opened yet."""
+    """The multiplier of a note nobody has used yet (see what counts as an access in the recall docs)."""
     confidence_lift: float = 0.1
     """Added to `never_accessed` in proportion to a memory note's `confidence` (0..1)."""
     warm_results: int = 10
-    """How many items the warm tier returns."""
+    """How many notes the warm tier (and `companion recall`) returns by default."""
     token_budget: int = 2000
     """Hard token budget of an assembled context."""
     session_timeout_minutes: int = 30

@@ -7,7 +7,7 @@ wikilinked. Several sessions fall in the last two days, more than `hot_limit=3` 
 so the default policy pushes some out of the hot tier.
 
 The text comes from `companion.demo.content`; this module only places it in time and writes the
-files. Output is deterministic for a given `(now, seed)`: the same arguments give the same bytes.
+files. Output is deterministic for a given `(now, variant)`: the same arguments give the same bytes.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class _Session:
         return f"{SESSIONS_FOLDER}/{day}/{self.when.strftime('%H%M%S')}-{slug}.md"
 
 
-def write_demo_vault(dest: Path, *, now: datetime, seed: int = 7) -> DemoSummary:
+def write_demo_vault(dest: Path, *, now: datetime, variant: int = 7) -> DemoSummary:
     """Write the demo vault into `dest` (created if missing) and return what was written.
 
     `dest` must be missing, empty, or a demo vault written earlier (its files are then replaced;
@@ -89,8 +89,8 @@ def write_demo_vault(dest: Path, *, now: datetime, seed: int = 7) -> DemoSummary
     """
     dest = Path(dest)
     previous = _previous_files(dest)
-    # One generator, consumed in a fixed order, is what makes the output depend only on (now, seed).
-    rng = random.Random(seed)
+    # One generator, consumed in a fixed order, is what makes the output depend only on (now, variant).
+    rng = random.Random(variant)
     local_now = now.replace(tzinfo=None, microsecond=0)
     sessions = _plan(local_now, rng)
     files: dict[str, str] = {}
@@ -117,7 +117,7 @@ def write_demo_vault(dest: Path, *, now: datetime, seed: int = 7) -> DemoSummary
     marker = {
         "generator": _GENERATOR,
         "version": _VERSION,
-        "seed": seed,
+        "variant": variant,
         "now": local_now.isoformat(),
         "counts": {
             "sessions": summary.sessions,

@@ -209,19 +209,19 @@ class _Writer:
             self.count += 1
 
 
-def write_synthetic_vault(dest: Path, notes: int, *, seed: int = 0, now: datetime) -> int:
+def write_synthetic_vault(dest: Path, notes: int, *, variant: int = 0, now: datetime) -> int:
     """Write `notes` notes plus `notes // 10` session summaries into `dest`.
 
     Returns the number of Markdown files written (notes and session summaries). `dest` must be
     missing, empty, or a synthetic vault written earlier (its generated folders are then replaced);
-    any other non-empty folder raises `VaultError`. The same `(notes, seed, now)` gives the same
+    any other non-empty folder raises `VaultError`. The same `(notes, variant, now)` gives the same
     bytes.
     """
     if notes < 0:
         raise ValueError(f"notes must be 0 or more, not {notes}")
     dest = Path(dest)
     _prepare(dest)
-    rng = random.Random(seed)
+    rng = random.Random(variant)
     now = now.replace(tzinfo=None, microsecond=0)
     n_other = max(1, round(notes * 0.1)) if notes else 0
     n_memory = min(round(notes * 0.2), notes - n_other)
@@ -229,7 +229,7 @@ def write_synthetic_vault(dest: Path, notes: int, *, seed: int = 0, now: datetim
     topics = _topics(rng, min(MAX_TOPICS, n_other))
     out = _Writer(dest)
     # The marker goes first: a run cut short leaves a folder the next run recognises and redoes.
-    marker = {"generator": _GENERATOR, "notes": notes, "seed": seed, "now": now.isoformat()}
+    marker = {"generator": _GENERATOR, "notes": notes, "variant": variant, "now": now.isoformat()}
     out.write(MARKER, json.dumps(marker) + "\n")
     out.write(".obsidian/app.json", json.dumps({"userIgnoreFilters": []}) + "\n")
     memory_titles = [_memory_title(j, topics) for j in range(n_memory)]

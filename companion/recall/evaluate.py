@@ -139,11 +139,12 @@ class Paired:
         }
 
 
-def paired(a: Sequence[Judged], b: Sequence[Judged], metric: str, *, resamples: int = 2000, seed: int = 7) -> Paired:
+def paired(a: Sequence[Judged], b: Sequence[Judged], metric: str, *, resamples: int = 2000, variant: int = 7) -> Paired:
     """Compare two rankings of the same questions (in the same order) on `metric`.
 
     The questions are resampled with replacement `resamples` times and the mean difference taken each time; the
-    2.5th and 97.5th percentiles of those means bound the interval. The seed is fixed, so a run repeats exactly.
+    2.5th and 97.5th percentiles of those means bound the interval. The draws depend only on `variant`, so a run
+    repeats exactly.
     """
     if len(a) != len(b) or any(x.id != y.id for x, y in zip(a, b, strict=True)):
         raise ValueError("a paired comparison needs the same questions in the same order")
@@ -152,7 +153,7 @@ def paired(a: Sequence[Judged], b: Sequence[Judged], metric: str, *, resamples: 
     if n == 0:
         return Paired(metric, 0.0, 0.0, 0.0, 0, 0)
     values = np.asarray(diffs, dtype=np.float64)
-    picks = np.random.default_rng(seed).integers(0, n, size=(max(resamples, 1), n))
+    picks = np.random.default_rng(variant).integers(0, n, size=(max(resamples, 1), n))
     means = values[picks].mean(axis=1)
     low, high = (float(v) for v in np.percentile(means, [2.5, 97.5]))
     wins = sum(1 for d in diffs if d > 0)

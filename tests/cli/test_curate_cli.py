@@ -190,7 +190,7 @@ def test_undo_of_an_entry_already_undone_is_refused(vault: Path, capsys: pytest.
 
 def test_a_missing_note_is_named(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _run(capsys, vault, "curate", "pin", "Notes/nope")
-    assert code == 2 and out == ""  # a note that does not exist is a bad argument (README's exit codes)
+    assert code == 2 and out == ""  # a note that does not exist is a bad argument (the documented exit codes)
     assert "Notes/nope.md: no such note" in err and "Traceback" not in err
     code, _, err = _run(capsys, vault, "curate", "delete", "Trips/ski", "--yes")  # right name, wrong folder
     assert code == 2 and "did you mean 'Notes/ski.md'" in err
@@ -213,7 +213,7 @@ def test_a_path_that_names_no_note_in_the_vault_is_a_bad_argument(
 ) -> None:
     before = file_tree(vault)
     code, out, err = _run(capsys, vault, "curate", "pin", note, "--json")
-    assert code == 2, err  # like a missing note (README's exit codes), not a refused curation
+    assert code == 2, err  # like a missing note (the documented exit codes), not a refused curation
     assert json.loads(out)["exit_code"] == 2 and "Traceback" not in err
     assert ("'..'" in err) if ".." in note else ("inside the vault" in err)
     assert file_tree(vault) == before and not _audit_folder(vault).exists()

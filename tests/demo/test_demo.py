@@ -153,10 +153,10 @@ def test_more_than_three_sessions_of_one_user_in_the_last_two_days(tmp_path: Pat
     assert len(recent) == 3  # every user has something in the hot tier
 
 
-def test_same_now_and_seed_give_the_same_bytes(tmp_path: Path) -> None:
-    write_demo_vault(tmp_path / "a", now=NOW, seed=7)
-    write_demo_vault(tmp_path / "b", now=NOW, seed=7)
-    write_demo_vault(tmp_path / "c", now=NOW, seed=8)
+def test_same_now_and_variant_give_the_same_bytes(tmp_path: Path) -> None:
+    write_demo_vault(tmp_path / "a", now=NOW, variant=7)
+    write_demo_vault(tmp_path / "b", now=NOW, variant=7)
+    write_demo_vault(tmp_path / "c", now=NOW, variant=8)
     a, b, c = (file_tree(tmp_path / n) for n in "abc")
     assert a == b
     assert a != c

@@ -24,7 +24,7 @@ TURN = re.compile(r"^\*\*([a-z]+):\*\* \S")
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     root = tmp_path_factory.mktemp("synth") / "vault"
-    return root, write_synthetic_vault(root, 400, seed=3, now=NOW)
+    return root, write_synthetic_vault(root, 400, variant=3, now=NOW)
 
 
 def notes_of(root: Path) -> list[Path]:
@@ -101,10 +101,10 @@ def test_every_link_resolves(vault: tuple[Path, int]) -> None:
     assert {t for t in links if t.lower() not in names} == set()
 
 
-def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path: Path) -> None:
-    write_synthetic_vault(tmp_path / "a", 120, seed=1, now=NOW)
-    write_synthetic_vault(tmp_path / "b", 120, seed=1, now=NOW)
-    write_synthetic_vault(tmp_path / "c", 120, seed=2, now=NOW)
+def test_same_variant_same_bytes_other_variant_other_bytes(tmp_path: Path) -> None:
+    write_synthetic_vault(tmp_path / "a", 120, variant=1, now=NOW)
+    write_synthetic_vault(tmp_path / "b", 120, variant=1, now=NOW)
+    write_synthetic_vault(tmp_path / "c", 120, variant=2, now=NOW)
     assert file_tree(tmp_path / "a") == file_tree(tmp_path / "b")
     assert file_tree(tmp_path / "a") != file_tree(tmp_path / "c")
 

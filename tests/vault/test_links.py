@@ -138,7 +138,7 @@ def test_tags_in_body() -> None:
     body = "\n".join(
         [
             "#start of line, mid #nested/tag/deep and #with-dash_und",
-            "not a tag: #123 or issue#4 or http://x.com/page#frag or [l](http://y.com/#f)",
+            "not a tag: #123 or bug#4 or http://x.com/page#frag or [l](http://y.com/#f)",
             "#y1984 counts, and `#incode` does not, nor \\#escaped",
             "## Heading #inheading",
             "#Start again (case duplicate of #start)",

@@ -76,7 +76,7 @@ def tui_while_indexing(root: Path, incoming: int, base: int = 200) -> dict[str, 
     ws.indexer().sync()
     _notes_before, chunks_before = ws.manifest.counts()
     if not (root / "incoming").exists():
-        write_synthetic_vault(root / "incoming", incoming, seed=2, now=SYNTH_NOW)
+        write_synthetic_vault(root / "incoming", incoming, variant=2, now=SYNTH_NOW)
     questions = [
         "what did we decide about the garden",
         "how much was the ski trip budget",

@@ -29,13 +29,13 @@ _SYLLABLES = tuple(
 )
 
 
-def long_vault(dest: Path, notes: int, *, seed: int = 5) -> Path:
+def long_vault(dest: Path, notes: int, *, variant: int = 5) -> Path:
     """A vault of `notes` long knowledge notes (four sections of three paragraphs, about 700 words each, dated
     over three years) plus the probe note; written once and reused."""
     marker = dest / ".companion-bench.json"
-    if marker.exists() and json.loads(marker.read_text(encoding="utf-8")) == {"notes": notes, "seed": seed}:
+    if marker.exists() and json.loads(marker.read_text(encoding="utf-8")) == {"notes": notes, "variant": variant}:
         return dest
-    rng = random.Random(seed)
+    rng = random.Random(variant)
     words = sorted({"".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(1, 3))) for _ in range(6000)})
     dest.mkdir(parents=True, exist_ok=True)
     (dest / ".obsidian").mkdir(exist_ok=True)
@@ -57,7 +57,7 @@ def long_vault(dest: Path, notes: int, *, seed: int = 5) -> Path:
         text = f"---\ndate: {day}\ntags: [bench]\n---\n# Note {i:05d}\n\n" + "\n\n".join(sections) + "\n"
         (folder / f"Note {i:05d}.md").write_text(text, encoding="utf-8")
     probe(dest)
-    marker.write_text(json.dumps({"notes": notes, "seed": seed}), encoding="utf-8")
+    marker.write_text(json.dumps({"notes": notes, "variant": variant}), encoding="utf-8")
     return dest
 
 

@@ -32,7 +32,7 @@ def synthetic_vault(root: Path, notes: int) -> Path:
 
     vault = root / "vault"
     if not vault.exists():
-        write_synthetic_vault(vault, notes, seed=1, now=SYNTH_NOW)
+        write_synthetic_vault(vault, notes, variant=1, now=SYNTH_NOW)
     return vault
 
 
