@@ -188,7 +188,9 @@ class AgentApi:
                 return candidate
         target = graph.resolver.resolve(name.removesuffix(".md"), "")
         if target is None or not target.endswith(".md"):
-            raise AgentInputError(field, f"no note called {name!r} (search for it with vault_search)")
+            raise AgentInputError(
+                field, f"no note called {name!r} (search for it first: vault_search, or `companion vault search`)"
+            )
         return target
 
     def named(self, note: str, field: str = "note") -> str:

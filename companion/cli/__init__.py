@@ -9,6 +9,7 @@ import logging
 import os
 import sqlite3
 import sys
+import typing
 from collections.abc import Sequence
 
 from companion import __version__
@@ -24,6 +25,23 @@ from companion.errors import (
 from companion.locations import data_root
 
 log = logging.getLogger(__name__)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are also one JSON object on stdout when `--json` was asked for.
+
+    Every subcommand's parser is of this class (argparse makes subparsers of the parent's class), so a script reading
+    `--json` output gets `{"error", "exit_code"}` for an unknown option too, as for every other failure.
+    """
+
+    json_errors = False
+    """Set by `main` when the command line holds `--json`, before parsing."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        """Print the usage and the error on stderr (and, for `--json`, the error on stdout), then exit with 2."""
+        if self.json_errors:
+            print(json.dumps({"error": f"{self.prog}: {message}", "exit_code": 2}), flush=True)
+        super().error(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         vault,
     )
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="companion",
         description="See, tune and curate what an AI agent remembers in an Obsidian vault.",
     )
@@ -85,6 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0].startswith("-") and argv[0] not in _TOP_LEVEL):
         argv = ["app", *argv]  # `companion [--vault V]` opens the app
+    _Parser.json_errors = "--json" in argv
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,

@@ -88,7 +88,7 @@ def assemble(
     if floor > budget:
         raise ContextError(
             f"the memory policy and instruction alone take {floor} tokens, over the budget of {budget}; "
-            "raise `retention.token_budget` or shorten them"
+            "raise the budget (`--budget`, the agent's `budget`, or `retention.token_budget`) or shorten them"
         )
     kept: list[Piece] = [*fixed, Piece("message", message.strip())]
     if summary.strip():
