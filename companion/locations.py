@@ -69,6 +69,11 @@ class DataPaths:
     """The vault's data directory."""
 
     @property
+    def review(self) -> Path:
+        """The review queue's skipped suggestions (JSON: id to the fingerprint of the notes when skipped)."""
+        return self.root / "review" / "skipped.json"
+
+    @property
     def manifest(self) -> Path:
         """The manifest and lexical index (SQLite)."""
         return self.root / "manifest.sqlite"

@@ -415,6 +415,11 @@ class Manifest:
         """The chunk ids of the given notes."""
         return [str(r[0]) for r in rows_in(self._db, "SELECT id FROM chunks WHERE path IN ({marks})", paths)]
 
+    def chunk_notes(self, paths: Iterable[str]) -> dict[str, str]:
+        """The chunk ids of the given notes, each with its note's path."""
+        sql = "SELECT id, path FROM chunks WHERE path IN ({marks})"
+        return {str(r[0]): str(r[1]) for r in rows_in(self._db, sql, paths)}
+
     def chunk_ids(self) -> set[str]:
         """Every chunk id the manifest holds."""
         return {str(r[0]) for r in self._db.execute("SELECT id FROM chunks")}
@@ -508,6 +513,20 @@ class Manifest:
         """The first `chars` characters of each note's indexed text (title, then body), by path."""
         sql = (
             "SELECT notes.path, fts.title || ' ' || substr(fts.body, 1, ?) FROM notes "
+            "JOIN fts ON fts.rowid = notes.id WHERE notes.path IN ({marks})"
+        )
+        out: dict[str, str] = {}
+        for start in range(0, len(paths), 500):
+            part = list(paths[start : start + 500])
+            marks = ",".join("?" * len(part))
+            for path, text in self._db.execute(sql.format(marks=marks), (chars, *part)):
+                out[str(path)] = str(text or "")
+        return out
+
+    def bodies(self, paths: Sequence[str], chars: int = 4000) -> dict[str, str]:
+        """The first `chars` characters of each note's indexed body (no title), by path."""
+        sql = (
+            "SELECT notes.path, substr(fts.body, 1, ?) FROM notes "
             "JOIN fts ON fts.rowid = notes.id WHERE notes.path IN ({marks})"
         )
         out: dict[str, str] = {}

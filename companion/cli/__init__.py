@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
         process,
         recall,
         recent,
+        review,
         tui,
         vault,
     )
@@ -81,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         graph,
         vault,
         curate,
+        review,
         process,
         archives,
         eval,

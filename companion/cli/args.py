@@ -143,6 +143,7 @@ def item_json(item: RecallItem, explain: bool = True) -> dict[str, Any]:
             "decay_resistance": round(e.decay.resistance, 6),
             "decay_lift": round(e.decay.lift, 6),
             "pinned": e.decay.pinned,
+            "superseded_by": e.superseded_by or None,
             "days_since_access": None if e.decay.days_since_access is None else round(e.decay.days_since_access, 3),
             "access_count": e.access.access_count,
             "last_accessed_at": e.access.last_accessed_at.isoformat() if e.access.last_accessed_at else None,

@@ -95,25 +95,25 @@ def register(sub: Any) -> None:
 def run_curate(args: argparse.Namespace) -> int:
     """Plan one curation, print it, confirm it when it moves or removes notes, apply it and record it."""
     ws = open_workspace(args)
-    curator = _curator(ws)
+    curator = curator_for(ws)
     note = note_path(ws, curator, args.note)
     plan = _plan(ws, curator, args, note)
 
     if not args.json:
-        _print_plan(plan)
+        print_plan(plan)
     if plan.changes_nothing or args.dry_run:
         if args.json:
-            print_json(_plan_json(plan, dry_run=args.dry_run, entry=None, undo=None))
+            print_json(plan_json(plan, dry_run=args.dry_run, entry=None, undo=None))
         elif args.dry_run and not plan.changes_nothing:
             print("dry run: nothing was written")
         return 0
-    if plan.destructive and not args.yes and not _confirmed(plan, show=args.json):
+    if plan.destructive and not args.yes and not confirmed(plan, show=args.json):
         print("not applied: nothing was written", file=sys.stderr)
         return 1
     entry = curator.apply(plan)
     undo = undo_command(ws, args, entry.id)
     if args.json:
-        print_json(_plan_json(plan, dry_run=False, entry=entry, undo=undo))
+        print_json(plan_json(plan, dry_run=False, entry=entry, undo=undo))
     else:
         print(f"applied: recorded as {entry.id} in the audit log")
         print(f"undo with: {undo}")
@@ -164,7 +164,7 @@ def note_path(ws: Workspace, curator: Curator, raw: str) -> str:
     return curator.note_named(text)
 
 
-def _confirmed(plan: Plan, *, show: bool) -> bool:
+def confirmed(plan: Plan, *, show: bool) -> bool:
     """Ask on the terminal whether to apply a plan that moves or removes notes; refuse without a terminal."""
     if not sys.stdin.isatty():
         raise NotConfirmedError(
@@ -172,7 +172,7 @@ def _confirmed(plan: Plan, *, show: bool) -> bool:
             "written; pass --yes to apply it (or --dry-run to only see the plan)"
         )
     if show:  # stdout carries the JSON: show the plan on stderr so the question makes sense
-        _print_plan(plan, sys.stderr)
+        print_plan(plan, sys.stderr)
     sys.stdout.flush()
     # The question goes to stderr, so it is seen even when stdout is redirected.
     print("Apply? [y/N] ", end="", file=sys.stderr, flush=True)
@@ -180,7 +180,8 @@ def _confirmed(plan: Plan, *, show: bool) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def _print_plan(plan: Plan, stream: Any = None) -> None:
+def print_plan(plan: Plan, stream: Any = None) -> None:
+    """Print a plan's summary and each file it writes or removes (on stdout unless `stream` is given)."""
     out = stream or sys.stdout
     print(plan.summary, file=out)
     for write in plan.writes:
@@ -194,7 +195,8 @@ def _change(write: PlannedWrite) -> str:
     return "create" if write.expected is None else "write"
 
 
-def _plan_json(plan: Plan, *, dry_run: bool, entry: AuditEntry | None, undo: str | None) -> dict[str, Any]:
+def plan_json(plan: Plan, *, dry_run: bool, entry: AuditEntry | None, undo: str | None) -> dict[str, Any]:
+    """A plan, and the audit entry that applied it if any, as JSON-ready data."""
     return {
         "action": plan.action,
         "summary": plan.summary,
@@ -286,7 +288,7 @@ def _local_time(at: str) -> str:
 def run_undo(args: argparse.Namespace) -> int:
     """Undo one entry (or the last one not undone), restoring every file it changed byte for byte."""
     ws = open_workspace(args)
-    curator = _curator(ws)
+    curator = curator_for(ws)
     if args.id is not None and curator.audit.find(args.id) is None:
         raise NotFoundError(
             f"{curator.audit.log_path}: no entry '{args.id}' for the vault {ws.root}; "
@@ -307,7 +309,7 @@ def run_undo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _curator(ws: Workspace) -> Curator:
+def curator_for(ws: Workspace) -> Curator:
     """The vault's curator, recording as the CLI (or as the config's `curation.source` names it)."""
     settings = ws.config.curation
     return Curator(

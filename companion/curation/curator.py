@@ -28,8 +28,9 @@ from urllib.parse import quote
 
 from companion.atomic import HeldFolder, LinkRefused, fit_name
 from companion.config import CompanionConfig
-from companion.curation.merge import merge_edits
+from companion.curation.merge import merge_edits, relink_note
 from companion.curation.plans import Plan, PlannedWrite, decode_note
+from companion.curation.relink import retargeting
 from companion.errors import CurationError, NotFoundError, NothingToUndoError
 from companion.folderlock import folder_lock
 from companion.vault.audit import AuditEntry, AuditLog, FileChange, sha256_hex
@@ -126,6 +127,37 @@ class Curator:
         return self._edit_plan(
             "type", path, f"Set the type of {path} to {value}", lambda text: set_field(text, "type", value, path=path)
         )
+
+    def plan_supersede(self, path: str, newer: str) -> Plan:
+        """Mark a note as replaced by a newer one (`superseded_by: "[[newer]]"`): it stays in the vault, and recall
+        ranks it below its replacement."""
+        newer_rel = self._note_path(newer)
+        title = posixpath.basename(newer_rel).removesuffix(".md")
+        return self._edit_plan(
+            "supersede",
+            path,
+            f"Mark {self._note_path(path)} as superseded by {newer_rel}",
+            lambda text: set_field(text, "superseded_by", f"[[{title}]]", path=path),
+        )
+
+    def plan_relink(self, path: str, target: str, new_target: str) -> Plan:
+        """Point a note's links to `target` (a link that resolves to no note) at `new_target`, keeping each link's
+        heading, block and alias parts as written."""
+        rel = self._note_path(path)
+        raw = self._read(rel)
+        text = decode_note(rel, raw)
+        wanted = target.casefold()
+
+        def named(found: str) -> bool:
+            return found.casefold() == wanted
+
+        new, count = relink_note(
+            rel, text, named, retargeting(lambda found: new_target if named(found) else None), False, f"[[{target}]]"
+        )
+        if not count:
+            return Plan("relink", f"{rel} has no link to [[{target}]]: nothing to change", False, ())
+        summary = f"Point {count} link{'s' if count > 1 else ''} to [[{target}]] in {rel} at [[{new_target}]]"
+        return Plan("relink", summary, False, (PlannedWrite(rel, sha256_hex(raw), new.encode("utf-8")),))
 
     def _edit_plan(self, action: str, path: str, summary: str, edit: Callable[[str], str]) -> Plan:
         rel = self._note_path(path)

@@ -133,12 +133,12 @@ class _Relinker:
             def inside(target: str) -> bool:
                 return bool(target.strip()) and self.before.resolve(target, rel) == self.drop
 
-            return _relink(rel, text, inside, self._to_section(inside), body_only)
+            return relink_note(rel, text, inside, self._to_section(inside), body_only)
 
         def named(target: str) -> bool:
             return bool(target.strip()) and self.names_drop(target, rel)
 
-        return _relink(rel, text, named, self._to_keep(named), body_only)
+        return relink_note(rel, text, named, self._to_keep(named), body_only)
 
     def _to_keep(self, named: Callable[[str], bool]) -> Replace:
         """Links from another note: the target becomes keep's name, the rest stays as written."""
@@ -251,9 +251,17 @@ def _relinker(
     return _Relinker(keep, drop, keep_target, before, after, f"Merged from {title_of(drop)}", title_dropped)
 
 
-def _relink(rel: str, text: str, named: Callable[[str], bool], replace: Replace, body_only: bool) -> tuple[str, int]:
+def relink_note(
+    rel: str,
+    text: str,
+    named: Callable[[str], bool],
+    replace: Replace,
+    body_only: bool,
+    what: str = "the merged note",
+) -> tuple[str, int]:
     """Rewrite the links of one note's text that `named` picks by their target (body lines, then property values)
-    with `replace`, and check the result parses back with none of them left."""
+    with `replace`, and check the result parses back with none of them left (`what` names the links' old target in
+    an error)."""
     note = parse_for_edit(rel, text.encode("utf-8"))
     lines = {link.line for link in note.links if link.property is None and named(link.target)}
     new_text, count = replace_lines(text, lines, replace)
@@ -271,7 +279,7 @@ def _relink(rel: str, text: str, named: Callable[[str], bool], replace: Replace,
                 new_value, changed = [item for item, _ in pairs], sum(n for _, n in pairs)
             else:
                 raise CurationError(
-                    f"{rel}: the property '{key}' links to the merged note inside a nested value, which the companion "
+                    f"{rel}: the property '{key}' links to {what} inside a nested value, which the companion "
                     "cannot rewrite safely; change that link in Obsidian first; nothing was written"
                 )
             # The link's text is changed where it stands, so the property's quoting and comments stay.
@@ -283,7 +291,7 @@ def _relink(rel: str, text: str, named: Callable[[str], bool], replace: Replace,
     left = [link for link in after.links if (link.property is None or not body_only) and named(link.target)]
     if left or len(after.links) != len(note.links):
         raise CurationError(
-            f"{rel}: its links to the merged note could not be rewritten safely (line {left[0].line + 1 if left else 1}"
+            f"{rel}: its links to {what} could not be rewritten safely (line {left[0].line + 1 if left else 1}"
             "); change them in Obsidian first; nothing was written"
         )
     return new_text, count

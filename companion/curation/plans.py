@@ -29,7 +29,7 @@ class Plan:
     """What a curation will do, computed from the vault as it was; nothing is written until `Curator.apply`."""
 
     action: str
-    """`pin`, `unpin`, `tag`, `type`, `archive`, `delete` or `merge`."""
+    """`pin`, `unpin`, `tag`, `type`, `supersede`, `relink`, `archive`, `delete` or `merge`."""
     summary: str
     """One line saying what will happen, for a confirmation (and later the audit log)."""
     destructive: bool

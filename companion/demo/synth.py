@@ -163,6 +163,11 @@ _Template = tuple[tuple[str, str], ...]
 """A sentence as (literal text, slot letter) pairs; the slot is empty after the last literal."""
 
 
+def theme_words() -> list[str]:
+    """Every theme's keywords, in a fixed order (for other generators that need plain, varied words)."""
+    return [word for words in _THEMES.values() for word in words]
+
+
 def _compile(sentences: tuple[str, ...]) -> tuple[_Template, ...]:
     """Split templates once, so filling one is a join, not a `str.format` with ten arguments."""
     out: list[_Template] = []

@@ -65,6 +65,15 @@ class NoteInfo:
         return '"pinned"' in self.fields_json and self.frontmatter.get("pinned") is True
 
     @property
+    def superseded_by(self) -> str:
+        """Frontmatter `superseded_by` (a review marks an older fact replaced by a newer note): the newer note's
+        link as written, or empty."""
+        if '"superseded_by"' not in self.fields_json:
+            return ""
+        value = self.frontmatter.get("superseded_by")
+        return value.strip() if isinstance(value, str) else ""
+
+    @property
     def confidence(self) -> float | None:
         """Frontmatter `confidence` (0..1) of a memory note, when it is a number."""
         if '"confidence"' not in self.fields_json:

@@ -27,9 +27,10 @@ from companion.recall.candidates import Hit, NoteIndex, NoteInfo
 from companion.recall.dates import DateRange, find_date_range
 from companion.recall.decay import AccessStats, decay
 from companion.recall.fusion import NO_EVIDENCE, FusionModel, default_model
-from companion.recall.results import Explanation, Located, RecalledContext, RecallItem, Tier
+from companion.recall.results import SUPERSEDED_FACTOR, Explanation, Located, RecalledContext, RecallItem, Tier
 from companion.recall.scope import Scope
 from companion.recall.sessionrefs import SessionRef, collect_sessions, ref_in_scope
+from companion.recall.superseded import below_replacements
 from companion.recall.temporal import TemporalItem, is_pure_recap, recap_boost, recent_items
 from companion.retention import RetentionPolicy
 from companion.vault.dates import session_datetime
@@ -348,6 +349,8 @@ class Recall:
                 # The floor is held to the relevance with its boosts, on the scale they were added on.
                 base = 1.0 / (1.0 + math.exp(-min(max(logits[path], -60.0), 60.0)))
             final = factor.apply(base if raw is None else raw)
+            if hit.info.superseded_by:
+                final *= SUPERSEDED_FACTOR
             items.append(
                 RecallItem(
                     path=path,
@@ -379,6 +382,7 @@ class Recall:
                         fusion=tuple(self.fusion.contributions(hit.features))
                         if self.fusion is not None and hit.features
                         else (),
+                        superseded_by=hit.info.superseded_by,
                     ),
                 )
             )
@@ -386,7 +390,8 @@ class Recall:
         # matches, so that a note below the floor never takes a match's place in the first k.
         floor = self.floor()
         items.sort(key=lambda i: (-hits[i.path].name_rank, not i.matches(floor), -i.score, i.path))
-        return items
+        named = {path for path, hit in hits.items() if hit.name_rank}
+        return below_replacements(items, {path: hit.info for path, hit in hits.items()}, named)
 
     def dense_built(self) -> float:
         """The share of the index's chunks that have their vectors (1.0 for an index that does not say)."""

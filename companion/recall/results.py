@@ -12,6 +12,10 @@ from companion.recall.temporal import TemporalItem
 from companion.vault.sessions import SessionSummary
 from companion.words import counted
 
+SUPERSEDED_FACTOR = 0.25
+"""What a superseded note's final score is multiplied by: a newer note says otherwise, so it answers only when
+nothing else does."""
+
 Tier = Literal["hot", "warm", "temporal"]
 
 
@@ -61,6 +65,9 @@ class Explanation:
     fusion: tuple[tuple[str, float], ...] = ()
     """With the learned fusion, each feature's share of the log-odds behind `relevance`, largest first (empty with
     the weighted sum)."""
+    superseded_by: str = ""
+    """The note that replaces this one (its `superseded_by` link), or empty: its score is scaled down by
+    `SUPERSEDED_FACTOR` and it is listed below that note."""
 
     @property
     def base(self) -> float:
@@ -106,6 +113,11 @@ class Explanation:
             out.append(
                 f"decay {d.value:.3f}: 0.5^({d.days_since_access:.1f} d / half-life) = {d.curve:.3f}"
                 f" + resistance {d.resistance:.3f} ({counted(self.access.access_count, 'access', 'accesses')}), clamped"
+            )
+        if self.superseded_by:
+            out.append(
+                f"superseded by {self.superseded_by}: x {SUPERSEDED_FACTOR} and listed below it, as a newer note "
+                "replaces what this one says"
             )
         if self.raw is not None:
             out.append(f"final {self.final:.4g} = (odds / best odds)² {self.raw:.4g} x decay {d.value:.3f}")

@@ -23,6 +23,7 @@ from companion.cli.bench.mcp import disclosure, mcp
 from companion.cli.bench.models import int8_model
 from companion.cli.bench.pipeline import process_history
 from companion.cli.bench.recall import batch, nearest, recall
+from companion.cli.bench.review import review
 from companion.cli.output import print_json
 
 MEASURES = (
@@ -36,6 +37,7 @@ MEASURES = (
     "tui-indexing",
     "process",
     "mcp",
+    "review",
     "int8",
     "bigvault",
 )
@@ -77,6 +79,7 @@ def register(sub: Any) -> None:
     p.add_argument("--history-days", type=int, default=21, help="days of heartbeat history (144 entries a day)")
     p.add_argument("--entry-kb", type=int, default=154, help="size of one heartbeat entry in KB (a busy agent's: ~154)")
     p.add_argument("--mcp-notes", type=int, default=10_000, help="notes behind the MCP server (hashing embedder)")
+    p.add_argument("--review-notes", type=int, default=10_000, help="ordinary notes of the review queue's vault")
     p.add_argument("--int8-notes", type=int, default=300, help="conversation notes the two models embed (int8)")
     p.add_argument("--int8-long-notes", type=int, default=100, help="long notes the two models embed (int8)")
     p.add_argument("--bigvault-notes", type=int, default=5000, help="long notes of the big vault (real model)")
@@ -118,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
         if "mcp" in only:
             results["mcp"] = mcp(work / "mcp", args.mcp_notes, args.queries)
             results["mcp"]["tokens_per_step"] = disclosure(work / "mcp-demo")
+        if "review" in only:
+            results["review"] = review(work / "review", args.review_notes)
         if "process" in only:
             results["process"] = process_history(work / "process", args.history_days, args.entry_kb)
         if "int8" in only:
