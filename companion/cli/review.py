@@ -15,19 +15,10 @@ from typing import Any
 from companion.cli.args import add_vault_arguments, open_workspace, sync_first
 from companion.cli.curate import confirmed, curator_for, plan_json, print_plan, undo_command
 from companion.cli.output import print_json
-from companion.curation.suggestions import KINDS, Suggestion
+from companion.curation.suggestions import KIND_NAMES, KINDS, Suggestion
 from companion.errors import ConfigError
 from companion.review.session import Review
 from companion.words import counted
-
-_KIND_NAMES = {
-    "duplicate": "near-duplicate",
-    "changed_fact": "changed fact",
-    "broken_link": "broken link",
-    "missing_type": "missing type",
-    "stale": "stale",
-    "orphan": "orphan",
-}
 
 
 def register(sub: Any) -> None:
@@ -114,7 +105,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def _print(suggestion: Suggestion) -> None:
-    print(f"\n{suggestion.id}  {_KIND_NAMES[suggestion.kind]:<14} {suggestion.summary}")
+    print(f"\n{suggestion.id}  {KIND_NAMES[suggestion.kind]:<14} {suggestion.summary}")
     for line in suggestion.evidence:
         print(f"            {line}")
     print(f"            → {suggestion.proposal.describe()}")
@@ -142,7 +133,7 @@ def run_accept(args: argparse.Namespace) -> int:
         if plan.destructive and not args.yes and not confirmed(plan, show=args.json):
             print("not applied: nothing was written", file=sys.stderr)
             return 1
-        entry = curator.apply(plan, details=(("review", suggestion.kind),))
+        entry = curator.apply(plan, details=(("review", suggestion.kind), ("suggestion", suggestion.id)))
         undo = undo_command(ws, args, entry.id)
     finally:
         ws.close()

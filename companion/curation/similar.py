@@ -9,6 +9,7 @@ changed, not a duplicate: the newer one is kept current and the older one is mar
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -18,15 +19,24 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.curation.suggestions import NoteFacts, Proposal, Suggestion, fingerprint
+from companion.words import unspaced_share
 
 DUPLICATE_COSINE = 0.93
 """Vectors this close make two notes of one type near-duplicates, whatever their words."""
 DUPLICATE_WORDS = 0.6
 """This share of the shorter note's word triples found in the other makes them near-duplicates."""
+AGREEING_WORDS = 0.35
+"""Close vectors make a duplicate only with at least this share of shared word triples too: in a language the
+embedding model reads poorly, notes on one subject get much the same vector."""
+UNSPACED_WORDS = 0.9
+"""For text in a script written without spaces (Chinese, Japanese, Thai, Khmer...), indexed as overlapping
+character pairs, the share of shared triples that makes a duplicate: pairs repeat far more than words do."""
 RELATED_COSINE = 0.8
 """Vectors this close make two memory notes about the same subject (a candidate for a changed fact)."""
 RELATED_WORDS = 0.4
 """This share of shared word triples makes two memory notes about the same subject."""
+LATIN_SHARE = 0.6
+"""A note whose letters are at least this share Latin is compared by meaning too (the model reads it)."""
 COMMON_TRIPLE = 40
 """A word triple held by more notes than this links nothing (boilerplate, a template's lines)."""
 MIN_WORDS = 8
@@ -37,6 +47,8 @@ NEIGHBOURS = 5
 _BLOCK = 1024
 _NOT_COMPARED = frozenset({"conversation", "summary", "history"})
 _WORD = re.compile(r"\w+", re.UNICODE)
+_LETTER = re.compile(r"[^\W\d_]")
+_LATIN_LETTER = re.compile(r"[A-Za-z\u00c0-\u024f]")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:/-]\d+)*(?![\w])")
 _MONTHS = frozenset(
     [
@@ -95,11 +107,16 @@ def similar_pairs(notes: Mapping[str, NoteFacts], vectors: Mapping[str, npt.NDAr
     """Every pair of notes of the same type alike enough by meaning or by words to be worth a look."""
     groups: dict[str, list[str]] = defaultdict(list)
     for path, note in notes.items():
-        group = note.note_type or note.kind
+        # Typed notes are compared within their type; untyped ones within their folder (a vault that keeps one note
+        # per language or version in parallel folders means those notes to be alike).
+        group = f"type:{note.note_type}" if note.note_type else f"folder:{posixpath.dirname(path)}"
         wordy = len(_WORD.findall(note.text)) >= MIN_WORDS
-        if wordy and note.kind != "conversation" and group not in _NOT_COMPARED and not note.superseded:
+        if wordy and note.kind != "conversation" and note.note_type not in _NOT_COMPARED and not note.superseded:
             groups[group].append(path)
     triples = {path: _triples(notes[path].text) for paths in groups.values() for path in paths}
+    # The default embedding model reads Latin letters; in other scripts every note's vector is much the same, so
+    # only words compare notes there.
+    vectors = {path: vector for path, vector in vectors.items() if path in triples and _latin(notes[path].text)}
     found: dict[tuple[str, str], Pair] = {}
     for paths in groups.values():
         if len(paths) < 2:
@@ -118,12 +135,25 @@ def duplicates_and_changes(
 ) -> list[Suggestion]:
     """The suggestions the alike pairs make: a merge for a near-duplicate, a supersede for a fact that changed."""
     out: list[Suggestion] = []
+    stated: dict[str, set[str]] = {}
+    unspaced: dict[str, bool] = {}
+
+    def states(note: NoteFacts) -> set[str]:
+        if note.path not in stated:
+            stated[note.path] = _stated(note)
+        return stated[note.path]
+
+    def spaceless(note: NoteFacts) -> bool:
+        if note.path not in unspaced:
+            unspaced[note.path] = unspaced_share(note.text[:1000]) > 0.5
+        return unspaced[note.path]
+
     for pair in pairs:
         a, b = notes[pair.first], notes[pair.second]
         similarity = [f"words: {pair.words:.0%} of the shorter note's word triples are in the other"]
         if pair.cosine is not None:
             similarity.insert(0, f"meaning: cosine {pair.cosine:.2f}")
-        differ = _differing_values(a, b)
+        differ = _differing(states(a), states(b))
         memory = a.kind == "memory" and b.kind == "memory"
         if memory and differ is not None:
             older, newer = sorted((a, b), key=lambda n: (n.moment, n.changed))
@@ -144,7 +174,11 @@ def duplicates_and_changes(
                     fingerprint=fingerprint(notes, (older.path, newer.path)),
                 )
             )
-        elif (pair.cosine is not None and pair.cosine >= DUPLICATE_COSINE) or pair.words >= DUPLICATE_WORDS:
+        enough = UNSPACED_WORDS if spaceless(a) or spaceless(b) else DUPLICATE_WORDS
+        if differ is None and (
+            pair.words >= enough
+            or (pair.cosine is not None and pair.cosine >= DUPLICATE_COSINE and pair.words >= AGREEING_WORDS)
+        ):
             keep, drop = sorted((a, b), key=lambda n: _worth(n, backlinks), reverse=True)
             why = _why_kept(keep, drop, backlinks)
             out.append(
@@ -161,6 +195,13 @@ def duplicates_and_changes(
     return out
 
 
+def _latin(text: str) -> bool:
+    """Whether most of a text's letters are Latin ones (a note the embedding model reads)."""
+    sample = text[:2000]
+    letters = len(_LETTER.findall(sample))
+    return not letters or len(_LATIN_LETTER.findall(sample)) / letters >= LATIN_SHARE
+
+
 def _triples(text: str) -> frozenset[str]:
     words = _WORD.findall(text.casefold())
     if len(words) < 3:
@@ -175,20 +216,34 @@ def _containment(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def _close_by_words(paths: list[str], triples: Mapping[str, frozenset[str]]) -> set[tuple[str, str]]:
-    holders: dict[str, list[str]] = defaultdict(list)
-    for path in paths:
-        for triple in triples[path]:
-            holders[triple].append(path)
-    shared: dict[tuple[str, str], int] = defaultdict(int)
-    for held in holders.values():
-        if 1 < len(held) <= COMMON_TRIPLE:
-            for i, first in enumerate(held):
-                for second in held[i + 1 :]:
-                    shared[(first, second) if first < second else (second, first)] += 1
+    """Pairs sharing enough word triples, found through the triples two to `COMMON_TRIPLE` notes hold (sorted by
+    hash in one array: most triples belong to one note and cost nothing more)."""
+    keys: list[int] = []
+    owners: list[int] = []
+    for n, path in enumerate(paths):
+        held = triples[path]
+        keys.extend(hash(t) for t in held)
+        owners.extend([n] * len(held))
+    if not keys:
+        return set()
+    key_array, owner_array = np.array(keys, dtype=np.int64), np.array(owners, dtype=np.int64)
+    order = np.argsort(key_array, kind="stable")
+    key_array, owner_array = key_array[order], owner_array[order]
+    starts = np.flatnonzero(np.r_[True, key_array[1:] != key_array[:-1]])
+    sizes = np.diff(np.r_[starts, len(key_array)])
+    shared: dict[tuple[int, int], int] = defaultdict(int)
+    for start, size in zip(
+        starts[(sizes > 1) & (sizes <= COMMON_TRIPLE)], sizes[(sizes > 1) & (sizes <= COMMON_TRIPLE)], strict=True
+    ):
+        held_by = sorted(set(owner_array[start : start + size].tolist()))
+        for i, first in enumerate(held_by):
+            for second in held_by[i + 1 :]:
+                shared[(first, second)] += 1
     out = set()
     for (first, second), count in shared.items():
-        if count / max(1, min(len(triples[first]), len(triples[second]))) >= RELATED_WORDS:
-            out.add((first, second))
+        a, b = paths[first], paths[second]
+        if count / max(1, min(len(triples[a]), len(triples[b]))) >= RELATED_WORDS:
+            out.add((a, b) if a < b else (b, a))
     return out
 
 
@@ -229,10 +284,8 @@ def values_of(text: str) -> set[str]:
     return values
 
 
-def _differing_values(a: NoteFacts, b: NoteFacts) -> tuple[list[str], list[str]] | None:
-    """What each of two notes states that the other does not, when both state some: else None. Values of the
-    notes' properties (a `created` day, a `source`) are not statements, though the index keeps them with the text."""
-    first, second = _stated(a), _stated(b)
+def _differing(first: set[str], second: set[str]) -> tuple[list[str], list[str]] | None:
+    """What each of two notes states that the other does not, when both state some: else None."""
     only_a, only_b = sorted(first - second), sorted(second - first)
     if not only_a or not only_b:
         return None
@@ -240,6 +293,8 @@ def _differing_values(a: NoteFacts, b: NoteFacts) -> tuple[list[str], list[str]]
 
 
 def _stated(note: NoteFacts) -> set[str]:
+    """The values a note states: those of its text that are not its properties' (a `created` day, a `source`),
+    which the index keeps with the text."""
     properties = " ".join(str(value) for value in note.frontmatter.values())
     return values_of(note.text) - values_of(properties)
 

@@ -19,6 +19,16 @@ Kind = Literal["duplicate", "changed_fact", "broken_link", "missing_type", "stal
 KINDS: tuple[Kind, ...] = ("duplicate", "changed_fact", "broken_link", "missing_type", "stale", "orphan")
 """Every kind, in the order a review lists them when their values tie."""
 
+KIND_NAMES: dict[str, str] = {
+    "duplicate": "near-duplicate",
+    "changed_fact": "changed fact",
+    "broken_link": "broken link",
+    "missing_type": "missing type",
+    "stale": "stale",
+    "orphan": "orphan",
+}
+"""How each kind is named to a person."""
+
 Action = Literal["merge", "supersede", "relink", "set_type", "archive", "none"]
 """The curation a suggestion applies: `none` for one that only points something out."""
 

@@ -25,9 +25,15 @@ TEXT_CHARS = 4000
 """How much of each note's body a review compares (a duplicate shows in its first pages)."""
 
 
-def gather(ws: Workspace, now: datetime, *, vectors: bool = True) -> tuple[ReviewInputs, VaultGraph, str]:
+VectorCache = dict[str, tuple[str, "npt.NDArray[np.float32]"]]
+"""Note vectors kept between two gatherings, by path, with the content hash they were read for."""
+
+
+def gather(
+    ws: Workspace, now: datetime, *, vectors: bool = True, cache: VectorCache | None = None
+) -> tuple[ReviewInputs, VaultGraph, str]:
     """The review's inputs for the vault, its link graph, and a notice when the meaning side could not be read
-    (the queue then compares words only)."""
+    (the queue then compares words only). With a `cache`, only the notes changed since are read from the store."""
     records = ws.manifest.notes()
     paths = [r.path for r in records]
     texts = ws.manifest.bodies(paths, TEXT_CHARS)
@@ -39,7 +45,7 @@ def gather(ws: Workspace, now: datetime, *, vectors: bool = True) -> tuple[Revie
     found: dict[str, npt.NDArray[np.float32]] = {}
     if vectors:
         try:
-            found = note_vectors(ws, paths)
+            found = _cached_vectors(ws, records, {} if cache is None else cache)
         except (CompanionError, OSError) as exc:  # the words still decide; the notice says the meaning could not
             log.debug("review: the vectors could not be read", exc_info=exc)
             notice = f"the meaning side of the index could not be read ({exc}): duplicates found by words only"
@@ -83,6 +89,21 @@ def note_vectors(ws: Workspace, paths: list[str]) -> dict[str, npt.NDArray[np.fl
         if norm > 0:
             out[path] = (total / norm).astype(np.float32)
     return out
+
+
+def _cached_vectors(ws: Workspace, records: list[NoteRecord], cache: VectorCache) -> dict[str, npt.NDArray[np.float32]]:
+    """Each note's vector, read from the store only for notes not in the cache with the same content."""
+    stale = [r.path for r in records if cache.get(r.path, ("", None))[0] != r.content_hash]
+    fresh = note_vectors(ws, stale) if stale else {}
+    hashes = {r.path: r.content_hash for r in records}
+    for path in [p for p in cache if p not in hashes]:
+        del cache[path]
+    for path in stale:
+        if path in fresh:
+            cache[path] = (hashes[path], fresh[path])
+        else:
+            cache.pop(path, None)
+    return {path: vector for path, (_, vector) in cache.items()}
 
 
 def _facts(record: NoteRecord, text: str) -> NoteFacts:

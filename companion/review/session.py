@@ -12,7 +12,7 @@ from companion.curation.plans import Plan
 from companion.curation.queue import ReviewInputs, review_queue
 from companion.curation.suggestions import KINDS, Suggestion
 from companion.errors import CurationError, NotFoundError
-from companion.review.gather import gather
+from companion.review.gather import VectorCache, gather
 from companion.vault.graph import VaultGraph
 from companion.workspace import Workspace
 
@@ -33,13 +33,14 @@ class Review:
         self._cached: tuple[tuple[int, int], list[Suggestion]] | None = None
         self._inputs: ReviewInputs | None = None
         self._graph: VaultGraph | None = None
+        self._vectors: VectorCache = {}
 
     def queue(self, now: datetime, *, kinds: tuple[str, ...] = KINDS) -> list[Suggestion]:
         """The suggestions not skipped, best first; recomputed only when the index has changed since."""
         with self._lock:
             generation = self.ws.manifest.generation()
             if self._cached is None or self._cached[0] != generation:
-                inputs, graph, self.notice = gather(self.ws, now)
+                inputs, graph, self.notice = gather(self.ws, now, cache=self._vectors)
                 self._inputs, self._graph = inputs, graph
                 self._cached = (generation, review_queue(inputs, graph.resolver.resolve, now))
             skipped = self.skipped()

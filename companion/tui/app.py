@@ -3,8 +3,9 @@
 The app receives its services (a `Workspace`) as an argument, so tests hand it a small real vault. Everything that
 reads files, SQLite, Chroma or the model runs in thread workers, which post their results to the app as messages
 (`companion.tui.messages`); widgets get data as attributes and answer with messages too. The app is composed of
-two parts that live in their own modules: the `IndexKeeper` (its indexer worker) and the `CurationFlow`. One lock
-keeps the index's single connection to one thread at a time.
+two parts that live in their own modules: the `IndexKeeper` (its indexer worker) and the `CurationFlow`; the review
+screen (`r`) is a screen of its own, told of curations and index changes. One lock keeps the index's single
+connection to one thread at a time.
 """
 
 from __future__ import annotations
@@ -33,9 +34,11 @@ from companion.recall.engine import Recall
 from companion.recall.explain import explain_lines
 from companion.recall.results import RecalledContext
 from companion.retention import RetentionPolicy
+from companion.review.session import Review
 from companion.tui.curation import CurationFlow
 from companion.tui.indexing import IndexKeeper
 from companion.tui.messages import Curated, GraphRead, IndexChanged, IndexStatus, NoteRead, Notice, RecallReady, Report
+from companion.tui.review import ReviewScreen
 from companion.vault.graph import VaultGraph
 from companion.vault.notes import Note
 from companion.workspace import Workspace
@@ -75,6 +78,7 @@ class CompanionApp(App[int]):
         Binding("asterisk", "pin", "pin"),
         Binding("m", "merge", "merge"),
         Binding("d", "delete", "delete"),
+        Binding("r", "review", "review", show=False),
         Binding("t", "retag", "tags", show=False),
         Binding("y", "retype", "type", show=False),
         Binding("a", "archive", "archive", show=False),
@@ -97,6 +101,11 @@ class CompanionApp(App[int]):
         ("Archive the note", "move it to the archive folder, out of recall (a)", "archive"),
         ("Delete the note", "to Obsidian's .trash/ unless the vault says otherwise (d)", "delete"),
         ("Undo the last curation", "restore the files exactly as they were (u)", "undo"),
+        (
+            "Review the suggested curations",
+            "near-duplicates, changed facts, broken links, missing types... (r)",
+            "review",
+        ),
         ("Open the note in Obsidian", "through an obsidian:// link (o)", "open_in_obsidian"),
         ("Explain the score", "every part of the highlighted item's score (e)", "explain"),
         ("Save the policy", "write the knobs to .companion/companion.yaml (ctrl+s)", "save_policy"),
@@ -125,6 +134,8 @@ class CompanionApp(App[int]):
         """Plans, confirms, applies and undoes curations of the note shown."""
         self.curations = 0
         """How many curations and undos the app has applied (for tests)."""
+        self._review: Review | None = None  # the review session: its queue is cached until the index changes
+        self._review_lock = threading.Lock()
         self._reports = 0  # worker reports posted and not yet handled: `busy` until the panes show them
         self._reports_lock = threading.Lock()
         self.as_of = as_of
@@ -244,6 +255,9 @@ class CompanionApp(App[int]):
         self.refresh_recall()
         if self._shown_path is not None:
             self.open_note(self._shown_path, refresh=True)
+        for screen in self.screen_stack:
+            if isinstance(screen, ReviewScreen):
+                screen.reload()
 
     def on_index_status(self, message: IndexStatus) -> None:
         """Show who writes the index and what it is doing."""
@@ -279,6 +293,9 @@ class CompanionApp(App[int]):
             self._shown_path = self._shown_note = None
             self.query_one(NoteView).show_message(str(shown), message.summary)
         self.refresh_recall()
+        for screen in self.screen_stack:
+            if isinstance(screen, ReviewScreen):
+                screen.curated(message)
 
     @property
     def index_idle(self) -> bool:
@@ -549,6 +566,8 @@ class CompanionApp(App[int]):
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """Textual's own commands, then every action of the app (ctrl+p)."""
         yield from super().get_system_commands(screen)
+        if isinstance(screen, ReviewScreen):
+            return  # the app's actions act on the note of the main screen, which the review covers
         for title, help_text, action in self.PALETTE:
             yield SystemCommand(title, help_text, getattr(self, f"action_{action}"))
 
@@ -591,6 +610,27 @@ class CompanionApp(App[int]):
     def action_undo(self) -> None:
         """Undo the last curation (asking first when another session made it)."""
         self.curation.undo()
+
+    # -- review ---------------------------------------------------------------------------------
+
+    def action_review(self) -> None:
+        """Open the review screen: the vault's suggested curations, one at a time."""
+        self.push_screen(
+            ReviewScreen(self._review_session, self.curation, self._index_lock, as_of=self.as_of), self._reviewed
+        )
+
+    def _review_session(self) -> Review:
+        """The vault's review session, made once (in a worker: its curator looks at the vault's folder)."""
+        with self._review_lock:
+            if self._review is None:
+                self._review = Review(self.workspace, self.curation.curator())
+            return self._review
+
+    def _reviewed(self, path: str | None) -> None:
+        """The review closed; `o` names a note to show (looking at it counts no access: a stale note stays stale)."""
+        if path is not None:
+            self._select(path)
+            self.action_focus_pane("note")
 
     def action_open_in_obsidian(self) -> None:
         """Open the note in Obsidian; without a launcher, copy the link."""

@@ -1,4 +1,5 @@
-"""The app's curation: pin, tags, type, merge, archive, delete, undo and open in Obsidian, on the note shown.
+"""The app's curation: pin, tags, type, merge, archive, delete, undo and open in Obsidian, on the note shown, and
+the curations the review screen accepts.
 
 A `CurationFlow` belongs to the app, which hands it each key press: every change is planned in a thread worker (it
 reads files), confirmed when it is destructive, then applied in a worker. What happened comes back to the app as
@@ -7,7 +8,7 @@ messages: `Curated` (the app shows the note as it now is and recalls again) or a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -161,6 +162,15 @@ class CurationFlow:
         if (path := self._target("delete")) is not None:
             self._plan(lambda c: c.plan_delete(path))
 
+    def curate(self, action: str, make: Callable[[Curator], Plan], *, details: Sequence[tuple[str, str]] = ()) -> None:
+        """Apply a curation that is not about the note shown (one a review suggests) the way every other is: planned
+        by `make` in a worker, confirmed when destructive, applied, audited with `details`, undoable; `Curated`
+        carries the details back. Refused in read-only mode, saying so as `action`."""
+        if self.read_only:
+            self.app.notify(f"read-only mode: nothing was changed ({action} refused)", severity="warning")
+            return
+        self._plan(make, tuple(details))
+
     def undo(self) -> None:
         """Undo the last curation, restoring every file it touched exactly (asking first when this session did not
         make it: the audit log reaches back to other sessions and the command line)."""
@@ -209,11 +219,11 @@ class CurationFlow:
             self.app.call_from_thread(self.app.copy_to_clipboard, uri)
             self._notice(uri, title="no launcher found: the link was copied")
 
-    def _plan(self, make: Callable[[Curator], Plan]) -> None:
+    def _plan(self, make: Callable[[Curator], Plan], details: tuple[tuple[str, str], ...] = ()) -> None:
         """Plan in a thread (it reads files), then confirm if destructive, then apply."""
-        self._in_thread(partial(self._plan_now, make))
+        self._in_thread(partial(self._plan_now, make, details))
 
-    def _plan_now(self, make: Callable[[Curator], Plan]) -> None:
+    def _plan_now(self, make: Callable[[Curator], Plan], details: tuple[tuple[str, str], ...] = ()) -> None:
         try:
             plan = make(self.curator())
         except CompanionError as exc:
@@ -222,25 +232,26 @@ class CurationFlow:
         if not plan.writes:
             self._notice(plan.summary, title="nothing to change")
         elif plan.destructive:
-            details = [f"{'write ' if w.content is not None else 'remove'} {w.path}" for w in plan.writes]
-            details.append("Undo (u) restores every file exactly.")
 
             def answered(yes: bool | None) -> None:
                 if yes:
-                    self._in_thread(partial(self._apply_now, plan))
+                    self._in_thread(partial(self._apply_now, plan, details))
 
-            self.app.call_from_thread(self.app.push_screen, ConfirmDialog(plan.summary + "?", details), answered)
+            files = [f"{'write ' if w.content is not None else 'remove'} {w.path}" for w in plan.writes]
+            files.append("Undo (u) restores every file exactly.")
+            self.app.call_from_thread(self.app.push_screen, ConfirmDialog(plan.summary + "?", files), answered)
         else:
-            self._apply_now(plan)
+            self._apply_now(plan, details)
 
-    def _apply_now(self, plan: Plan) -> None:
+    def _apply_now(self, plan: Plan, details: tuple[tuple[str, str], ...] = ()) -> None:
         try:
-            self._made_here.add(self.curator().apply(plan).id)
+            self._made_here.add(self.curator().apply(plan, details=details).id)
         except CompanionError as exc:
             self._failed(exc)
             return
         written = [w.path for w in plan.writes if w.content is not None]
-        self.app.post_message(Curated(plan.outcome, written, [w.path for w in plan.writes if w.content is None]))
+        removed = [w.path for w in plan.writes if w.content is None]
+        self.app.post_message(Curated(plan.outcome, written, removed, details=details))
 
     def _undo_now(self, entry_id: str) -> None:
         try:

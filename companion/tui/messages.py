@@ -94,12 +94,22 @@ class GraphRead(Report):
 class Curated(Report):
     """A curation or an undo was applied: show the files as they are now and recall again."""
 
-    def __init__(self, summary: str, written: list[str], removed: list[str], *, undo: bool = False) -> None:
+    def __init__(
+        self,
+        summary: str,
+        written: list[str],
+        removed: list[str],
+        *,
+        undo: bool = False,
+        details: tuple[tuple[str, str], ...] = (),
+    ) -> None:
         super().__init__()
         self.summary = summary
         """What was done."""
         self.undo = undo
         """The change was an undo (its summary says what the next `u` would undo)."""
+        self.details = details
+        """What the audit entry records besides the change (a review's `("suggestion", id)`, say)."""
         self.written = written
         """Files written."""
         self.removed = removed

@@ -79,26 +79,25 @@ def test_property_values_and_short_notes_are_no_evidence() -> None:
     assert kinds_of(empty) == []
 
 
-def test_vectors_alone_find_a_paraphrase_of_the_same_type_only() -> None:
-    a = note(
-        "Memory/belief/Tea.md",
-        "Green tea in the afternoon keeps my focus steady without the jitters of coffee.",
-        type="belief",
-    )
+def test_close_vectors_need_some_words_in_common_and_the_same_type() -> None:
+    tea = "Green tea in the afternoon keeps my focus steady without the jitters of coffee, every weekday."
+    a = note("Memory/belief/Tea.md", tea, type="belief")
     b = note(
         "Memory/belief/Afternoon.md",
-        "Afternoons go better with a cup of sencha than with an espresso, no shaking hands.",
+        "I find that green tea in the afternoon keeps my focus steady, unlike coffee.",
         type="belief",
     )
     c = note(
-        "Memory/recipe/Sencha.md",
-        "Brew sencha at seventy degrees for one minute, then pour it all out at once.",
-        type="recipe",
+        "Memory/belief/Other.md",
+        "Afternoons go better with a cup of sencha than an espresso, no shaking hands.",
+        type="belief",
     )
-    vectors = {n.path: np.array([1.0, 0.0], dtype=np.float32) for n in (a, b, c)}
-    assert kinds_of([a, b, c], vectors=vectors) == [("duplicate", (b.path, a.path))] or kinds_of(
-        [a, b, c], vectors=vectors
-    ) == [("duplicate", (a.path, b.path))]
+    d = note("Memory/recipe/Tea.md", tea + " Brew it at seventy degrees.", type="recipe")
+    # Vectors this close (as the model gives every note in a script it does not read) are not enough alone.
+    vectors = {n.path: np.array([1.0, 0.0], dtype=np.float32) for n in (a, b, c, d)}
+    found = kinds_of([a, b, c, d], vectors=vectors)
+    assert [kind for kind, _ in found] == ["duplicate"]
+    assert set(found[0][1]) == {a.path, b.path}
 
 
 def test_a_misspelt_link_is_relinked_and_a_note_yet_to_be_written_is_left_alone() -> None:

@@ -45,6 +45,14 @@ def review(work: Path, notes: int) -> dict[str, Any]:
         started = time.perf_counter()
         session.queue(now)
         cached = time.perf_counter() - started
+        # What a landed curation costs: one note changes, the index syncs, the queue is computed again (the note
+        # vectors of unchanged notes are kept).
+        changed = work / "vault" / planted.untyped[0]
+        changed.write_text(changed.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+        ws.catch_up()
+        started = time.perf_counter()
+        session.queue(now)
+        after_change = time.perf_counter() - started
     finally:
         ws.close()
     scores = score(queue, planted)
@@ -56,6 +64,7 @@ def review(work: Path, notes: int) -> dict[str, Any]:
         "compute_s": round(computed, 3),
         "queue_s": round(first, 3),
         "cached_queue_s": round(cached, 4),
+        "queue_after_one_change_s": round(after_change, 3),
         "suggestions": len(queue),
         "precision_recall": {
             kind: {"precision": round(s.precision, 3), "recall": round(s.recall, 3), "found": s.found, "wrong": s.wrong}
