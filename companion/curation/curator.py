@@ -31,7 +31,7 @@ from companion.config import CompanionConfig
 from companion.curation.merge import merge_edits, relink_note
 from companion.curation.plans import Plan, PlannedWrite, decode_note
 from companion.curation.relink import retargeting
-from companion.errors import CurationError, NotFoundError, NothingToUndoError
+from companion.errors import CompanionError, CurationError, NotFoundError, NothingToUndoError
 from companion.folderlock import folder_lock
 from companion.vault.audit import AuditEntry, AuditLog, FileChange, sha256_hex
 from companion.vault.frontmatter_edit import properties, remove_field, set_field
@@ -132,17 +132,30 @@ class Curator:
         """Mark a note as replaced by a newer one (`superseded_by: "[[newer]]"`): it stays in the vault, and recall
         ranks it below its replacement."""
         newer_rel = self._note_path(newer)
-        title = posixpath.basename(newer_rel).removesuffix(".md")
+        self._read(newer_rel)  # the replacement must exist now, not only when the queue was read
+        link = self._link_name(newer_rel)
         return self._edit_plan(
             "supersede",
             path,
             f"Mark {self._note_path(path)} as superseded by {newer_rel}",
-            lambda text: set_field(text, "superseded_by", f"[[{title}]]", path=path),
+            lambda text: set_field(text, "superseded_by", f"[[{link}]]", path=path),
         )
 
+    def _link_name(self, rel: str) -> str:
+        """How a wikilink names a note: its title when that finds it, else its path (a name several notes share
+        would resolve to another one)."""
+        title = posixpath.basename(rel).removesuffix(".md")
+        try:
+            if self.note_named(title) == rel:
+                return title
+        except CompanionError:
+            pass  # a name several notes share: the path names this one
+        return rel.removesuffix(".md")
+
     def plan_relink(self, path: str, target: str, new_target: str) -> Plan:
-        """Point a note's links to `target` (a link that resolves to no note) at `new_target`, keeping each link's
-        heading, block and alias parts as written."""
+        """Point a note's links to `target` (a link that resolves to no note) at the note `new_target` names (a
+        path, title or alias), keeping each link's heading, block and alias parts as written."""
+        new_target = self._link_name(self.note_named(new_target))
         rel = self._note_path(path)
         raw = self._read(rel)
         text = decode_note(rel, raw)

@@ -39,7 +39,10 @@ def broken_links(notes: Mapping[str, NoteFacts], resolve: Resolve) -> list[Sugge
     out: list[Suggestion] = []
     for path, note in sorted(notes.items()):
         for target in dict.fromkeys(note.links):
-            if not target or _is_attachment(target) or resolve(target, path) is not None:
+            # A target ending in `.md` comes from a Markdown link, which a relink does not rewrite.
+            if not target or _is_attachment(target) or target.casefold().endswith(".md"):
+                continue
+            if resolve(target, path) is not None:
                 continue
             wanted = posixpath.basename(target).casefold()
             close = close_to(wanted)
@@ -55,7 +58,7 @@ def broken_links(notes: Mapping[str, NoteFacts], resolve: Resolve) -> list[Sugge
                             f"no note is called {target!r}",
                             f"closest title or alias: {close[0]!r} ({ratio:.0%} alike), {found}",
                         ),
-                        proposal=Proposal("relink", path, notes[found].title, target),
+                        proposal=Proposal("relink", path, found, target),
                         value=0.5 + 0.3 * ratio,
                         fingerprint=fingerprint(notes, (path, found)),
                     )
@@ -186,7 +189,8 @@ def _guess_type(
 
 def _is_attachment(target: str) -> bool:
     extension = posixpath.splitext(target)[1].casefold()
-    return bool(extension) and extension != ".md" and len(extension) <= 5 and extension[1:].isalnum()
+    # `[[Release 2.0]]` names a note; `.png`, `.pdf` or `.base` name files.
+    return bool(extension) and len(extension) <= 6 and extension[1:].isalnum() and not extension[1:].isdigit()
 
 
 def _is_day(text: str) -> bool:

@@ -156,7 +156,7 @@ def duplicates_and_changes(
         differ = _differing(states(a), states(b))
         memory = a.kind == "memory" and b.kind == "memory"
         if memory and differ is not None:
-            older, newer = sorted((a, b), key=lambda n: (n.moment, n.changed))
+            older, newer = sorted((a, b), key=lambda n: (n.moment, n.stamp, n.changed))
             only_old, only_new = differ if older is a else (differ[1], differ[0])
             evidence = (
                 f"{older.title} ({older.moment}) says: {', '.join(only_old)}",
@@ -310,4 +310,4 @@ def _why_kept(keep: NoteFacts, drop: NoteFacts, backlinks: Mapping[str, int]) ->
         return f"confidence {keep.confidence or 0:.2f} against {drop.confidence or 0:.2f}"
     if len(keep.text) != len(drop.text):
         return "it says more"
-    return "it is the newer"
+    return "the two are alike; either can stay"

@@ -84,6 +84,16 @@ class NoteFacts:
         return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
     @property
+    def stamp(self) -> str:
+        """The note's own moment as written (`date`, else `created`, with its time when it has one), or empty: what
+        tells two notes of one day apart before their files' times do."""
+        for key in ("date", "created"):
+            value = self.frontmatter.get(key)
+            if isinstance(value, str) and value:
+                return value
+        return ""
+
+    @property
     def moment(self) -> str:
         """How the note sorts in time: its day, else the day its file changed."""
         return self.day or self.changed.date().isoformat()

@@ -71,6 +71,8 @@ class NoteInfo:
         if '"superseded_by"' not in self.fields_json:
             return ""
         value = self.frontmatter.get("superseded_by")
+        if isinstance(value, list) and len(value) == 1:  # a property Obsidian shows as a list of one link
+            value = value[0]
         return value.strip() if isinstance(value, str) else ""
 
     @property

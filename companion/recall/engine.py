@@ -390,8 +390,9 @@ class Recall:
         # matches, so that a note below the floor never takes a match's place in the first k.
         floor = self.floor()
         items.sort(key=lambda i: (-hits[i.path].name_rank, not i.matches(floor), -i.score, i.path))
-        named = {path for path, hit in hits.items() if hit.name_rank}
-        return below_replacements(items, {path: hit.info for path, hit in hits.items()}, named)
+        return below_replacements(
+            items, {path: hit.info for path, hit in hits.items()}, lambda i: (hits[i.path].name_rank, i.matches(floor))
+        )
 
     def dense_built(self) -> float:
         """The share of the index's chunks that have their vectors (1.0 for an index that does not say)."""

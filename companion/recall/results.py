@@ -119,8 +119,9 @@ class Explanation:
                 f"superseded by {self.superseded_by}: x {SUPERSEDED_FACTOR} and listed below it, as a newer note "
                 "replaces what this one says"
             )
+        superseded = f" x {SUPERSEDED_FACTOR} (superseded)" if self.superseded_by else ""
         if self.raw is not None:
-            out.append(f"final {self.final:.4g} = (odds / best odds)² {self.raw:.4g} x decay {d.value:.3f}")
+            out.append(f"final {self.final:.4g} = (odds / best odds)² {self.raw:.4g} x decay {d.value:.3f}{superseded}")
         else:
             out.append(f"final {self.final:.4f}")
         return out

@@ -93,17 +93,23 @@ def note_vectors(ws: Workspace, paths: list[str]) -> dict[str, npt.NDArray[np.fl
 
 def _cached_vectors(ws: Workspace, records: list[NoteRecord], cache: VectorCache) -> dict[str, npt.NDArray[np.float32]]:
     """Each note's vector, read from the store only for notes not in the cache with the same content."""
-    stale = [r.path for r in records if cache.get(r.path, ("", None))[0] != r.content_hash]
+    # Conversation notes are never compared; a note with chunks still waiting for their vectors is read but not
+    # kept, so its vector is whole once they arrive.
+    comparable = [r for r in records if r.kind != "conversation"]
+    waiting = ws.manifest.unembedded_of([r.path for r in comparable])
+    stale = [r.path for r in comparable if r.path in waiting or cache.get(r.path, ("", None))[0] != r.content_hash]
     fresh = note_vectors(ws, stale) if stale else {}
     hashes = {r.path: r.content_hash for r in records}
     for path in [p for p in cache if p not in hashes]:
         del cache[path]
     for path in stale:
-        if path in fresh:
+        if path in fresh and path not in waiting:
             cache[path] = (hashes[path], fresh[path])
         else:
             cache.pop(path, None)
-    return {path: vector for path, (_, vector) in cache.items()}
+    found = {path: vector for path, (_, vector) in cache.items()}
+    found.update({path: fresh[path] for path in waiting if path in fresh})
+    return found
 
 
 def _facts(record: NoteRecord, text: str) -> NoteFacts:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+from contextlib import AbstractContextManager
 from datetime import datetime
+from pathlib import Path
 
 from companion.atomic import write_atomic
 from companion.curation.curator import Curator
@@ -30,19 +33,34 @@ class Review:
         self.notice = ""
         """Said with the queue when the meaning side could not be read (duplicates then found by words only)."""
         self._lock = threading.Lock()
-        self._cached: tuple[tuple[int, int], list[Suggestion]] | None = None
+        self._cached: tuple[tuple[int, ...], list[Suggestion]] | None = None
         self._inputs: ReviewInputs | None = None
         self._graph: VaultGraph | None = None
         self._vectors: VectorCache = {}
 
-    def queue(self, now: datetime, *, kinds: tuple[str, ...] = KINDS) -> list[Suggestion]:
-        """The suggestions not skipped, best first; recomputed only when the index has changed since."""
+    def queue(
+        self,
+        now: datetime,
+        *,
+        kinds: tuple[str, ...] = KINDS,
+        index_lock: AbstractContextManager[object] | None = None,
+    ) -> list[Suggestion]:
+        """The suggestions not skipped, best first; recomputed only when the index, the access statistics or the
+        day have changed since. `index_lock` is held while the index is read (an app shares its connection with
+        other threads), not while the suggestions are computed from what was read."""
+        held = index_lock if index_lock is not None else contextlib.nullcontext()
         with self._lock:
-            generation = self.ws.manifest.generation()
-            if self._cached is None or self._cached[0] != generation:
-                inputs, graph, self.notice = gather(self.ws, now, cache=self._vectors)
+            # The index, the access statistics (an agent's use makes a stale note live again) and the day (use fades
+            # by the day) decide the queue.
+            with held:
+                generation = (*self.ws.manifest.generation(), _stamp(self.ws.paths.access), now.date().toordinal())
+                fresh = self._cached is None or self._cached[0] != generation
+                if fresh:
+                    inputs, graph, self.notice = gather(self.ws, now, cache=self._vectors)
+            if fresh:
                 self._inputs, self._graph = inputs, graph
                 self._cached = (generation, review_queue(inputs, graph.resolver.resolve, now))
+            assert self._cached is not None
             skipped = self.skipped()
             return [s for s in self._cached[1] if s.kind in kinds and skipped.get(s.id) != s.fingerprint]
 
@@ -67,11 +85,12 @@ class Review:
 
     def skip(self, suggestion: Suggestion) -> None:
         """Leave a suggestion out of the queue until one of its notes changes."""
-        skipped = self.skipped()
-        skipped[suggestion.id] = suggestion.fingerprint
-        path = self.ws.paths.review
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(skipped, indent=0, sort_keys=True).encode("utf-8"))
+        with self._lock:  # two skips at once must not each write the file without the other's
+            skipped = self.skipped()
+            skipped[suggestion.id] = suggestion.fingerprint
+            path = self.ws.paths.review
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, json.dumps(skipped, indent=0, sort_keys=True).encode("utf-8"))
 
     def plan(self, suggestion: Suggestion) -> Plan:
         """The curation accepting a suggestion applies; `CurationError` for one that only points something out."""
@@ -87,3 +106,12 @@ class Review:
         if proposal.action == "archive":
             return self.curator.plan_archive(proposal.path)
         raise CurationError(f"{suggestion.summary}: nothing to apply here; open the note and decide, or skip it")
+
+
+def _stamp(path: Path) -> int:
+    """When a SQLite file (with its write-ahead log) last changed, in nanoseconds; 0 when it does not exist."""
+    total = 0
+    for part in (path, path.with_name(path.name + "-wal")):
+        with contextlib.suppress(OSError):  # no such file yet: nothing recorded
+            total += part.stat().st_mtime_ns
+    return total

@@ -232,8 +232,8 @@ class ReviewScreen(ModalScreen[str | None]):
         now = (self._as_of or datetime.now()).astimezone()
         try:
             review = self._review()
-            with self._lock:  # the queue reads the index through the app's shared connection
-                queue = review.queue(now)
+            # The index is read through the app's shared connection, under its lock; the finders run without it.
+            queue = review.queue(now, index_lock=self._lock)
             notice = review.notice
         except Exception as exc:  # noqa: BLE001 - a read that died must say so, or the screen waits for it
             self.post_message(self.QueueRead(asked, None, f"the review queue could not be read: {exc}"))

@@ -114,7 +114,7 @@ def test_a_misspelt_link_is_relinked_and_a_note_yet_to_be_written_is_left_alone(
     )
     broken = [s for s in queue if s.kind == "broken_link"]
     assert [(s.paths, s.proposal.value, s.proposal.other) for s in broken] == [
-        ((trip.path, chamonix.path), "Chamonxi", "Chamonix")
+        ((trip.path, chamonix.path), "Chamonxi", chamonix.path)
     ]
 
 
@@ -172,3 +172,28 @@ def test_values_are_numbers_dates_months_and_names_not_sentence_starts() -> None
         "march",
         "Ingrid",
     }
+
+
+def test_facts_of_one_day_are_ordered_by_their_own_time_not_their_files() -> None:
+    text = "The boiler pressure should be {} bar when the heating is cold, topped up at the filling loop."
+    morning = note("Memory/fact/Boiler.md", text.format("1.5"), type="fact", created="2026-11-10T09:00:00Z")
+    later = note("Memory/fact/Boiler now.md", text.format("1.2"), type="fact", created="2026-11-10T15:00:00Z")
+    # The morning note's file was touched last (a retag, a sync): its own time still says it is the older.
+    touched = NoteFacts(**{**morning.__dict__, "changed": NOW})
+    assert kinds_of([touched, later]) == [("changed_fact", (morning.path, later.path))]
+
+
+def test_markdown_links_and_notes_with_dotted_names_are_not_taken_for_broken_wikilinks() -> None:
+    shed = note("Places/Garden shed.md", "Where the tools live.")
+    release = note("Notes/Release 2.0.md", "What shipped.")
+    source = note(
+        "Notes/Log.md", "See [x](Gardn%20shed.md) and [[Releese 2.0]].", links=["Gardn shed.md", "Releese 2.0"]
+    )
+    queue = review_queue(
+        ReviewInputs(notes={n.path: n for n in (shed, release, source)}),
+        lambda target, _s: None,
+        NOW,
+    )
+    assert [(s.proposal.value, s.proposal.other) for s in queue if s.kind == "broken_link"] == [
+        ("Releese 2.0", release.path)
+    ]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from companion.recall.results import SUPERSEDED_FACTOR
-from companion.recall.superseded import replacement_name
+from companion.recall.candidates import NoteInfo
+from companion.recall.results import SUPERSEDED_FACTOR, RecallItem
+from companion.recall.superseded import below_replacements, replacement_name
 from tests.helpers.workspaces import workspace
 
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
@@ -54,5 +56,30 @@ def test_a_superseded_fact_is_listed_below_its_replacement_with_the_reason(tmp_p
 
 def test_the_replacement_is_read_from_any_wikilink_form() -> None:
     assert replacement_name("[[Boiler pressure now]]") == "boiler pressure now"
-    assert replacement_name("[[Memory/Boiler pressure now.md#Now|the new one]]") == "boiler pressure now"
+    assert replacement_name("[[Memory/Boiler pressure now.md#Now|the new one]]") == "memory/boiler pressure now"
     assert replacement_name("Boiler pressure now") == "boiler pressure now"
+
+
+def _item(title: str, score: float) -> RecallItem:
+    return RecallItem(f"{title}.md", title, "warm", score, "memory", "fact", None, "", None)
+
+
+def _info(title: str, superseded_by: str = "") -> NoteInfo:
+    fields = json.dumps({"superseded_by": superseded_by}) if superseded_by else "{}"
+    return NoteInfo(f"{title}.md", title, "memory", "fact", None, fields_json=fields)
+
+
+def test_a_superseded_match_never_moves_among_the_non_matches() -> None:
+    items = [_item("A", 0.9), _item("Old", 0.8), _item("B", 0.1), _item("New", 0.05)]
+    infos = {"Old.md": _info("Old", "[[New]]")}
+    matches = {"A.md", "Old.md"}
+    order = below_replacements(items, infos, lambda i: i.path in matches)
+    assert [i.title for i in order] == ["A", "Old", "B", "New"]
+
+
+def test_a_chain_of_supersedes_ends_newest_first() -> None:
+    items = [_item("V1", 0.9), _item("V2", 0.8), _item("V3", 0.7)]
+    infos = {"V1.md": _info("V1", "[[V2]]"), "V2.md": _info("V2", "[[V3]]")}
+    assert [i.title for i in below_replacements(items, infos, lambda i: 0)] == ["V3", "V2", "V1"]
+    cycle = {"V1.md": _info("V1", "[[V2]]"), "V2.md": _info("V2", "[[V1]]")}
+    assert len(below_replacements(items, cycle, lambda i: 0)) == 3  # a slip in the notes ends, whatever the order

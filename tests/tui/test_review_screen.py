@@ -122,7 +122,10 @@ def test_the_review_shows_one_suggestion_at_a_time_with_its_notes_side_by_side(r
         await pilot.press("n")
         await shown(pilot, screen)
         assert said(screen, "heading") == "Review · 2 of 3 · broken link"
-        assert said(screen, "proposal") == f"→ accept (a): in {TRIP}, point the links to [[Chamonxi]] at Chamonix"
+        assert (
+            said(screen, "proposal")
+            == f"→ accept (a): in {TRIP}, point the links to [[Chamonxi]] at Memory/Chamonix.md"
+        )
         assert pane(screen, "left").text.plain.startswith("We drove up to [[Chamonxi]]")
         assert [s for s in pane(screen, "left").text.spans if "reverse" in str(s.style)]  # the link, marked
         assert pane(screen, "right").border_title == "meant: Chamonix.md"
