@@ -40,21 +40,24 @@ def record_planted_uses(ws: Workspace, planted: Planted) -> None:
 
 
 def score(queue: Iterable[Suggestion], planted: Planted) -> dict[str, KindScore]:
-    """Each kind's precision and recall: a suggestion is right when it names a planted problem's notes."""
-    truth: dict[str, set[frozenset[str]]] = {
+    """Each kind's precision and recall: a suggestion is right when it names a planted problem's notes (a changed
+    fact's in the right order: older, then newer)."""
+    # A changed fact counts only the right way round (the older note superseded by the newer); a duplicate either
+    # way, as either note may be the one kept.
+    truth: dict[str, set[frozenset[str] | tuple[str, ...]]] = {
         "duplicate": {frozenset(p) for p in planted.duplicates},
-        "changed_fact": {frozenset(p) for p in planted.changed},
+        "changed_fact": {tuple(p) for p in planted.changed},
         "stale": {frozenset([p]) for p in planted.stale},
         "orphan": {frozenset([p]) for p in planted.orphans},
         "broken_link": {frozenset([p]) for p, _ in planted.broken},
         "missing_type": {frozenset([p]) for p in planted.untyped},
     }
-    named: dict[str, set[frozenset[str]]] = {kind: set() for kind in KINDS}
+    named: dict[str, set[frozenset[str] | tuple[str, ...]]] = {kind: set() for kind in KINDS}
     for s in queue:
-        key = frozenset(s.paths[:1]) if s.kind in ("broken_link",) else frozenset(s.paths)
         if s.kind == "changed_fact":
-            key = frozenset(s.paths)
-        named[s.kind].add(key)
+            named[s.kind].add(s.paths)
+        else:
+            named[s.kind].add(frozenset(s.paths[:1] if s.kind == "broken_link" else s.paths))
     return {
         kind: KindScore(len(named[kind] & truth[kind]), len(named[kind] - truth[kind]), len(truth[kind] - named[kind]))
         for kind in KINDS
