@@ -62,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         recall,
         recent,
         review,
+        serve,
         tui,
         vault,
     )
@@ -91,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         demo,
         bench,
         mcp,
+        serve,
     ):
         module.register(sub)
     return parser
