@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 import logging
+import os
 import shlex
 import sys
 import webbrowser
@@ -63,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
                 "Ctrl-C stops",
                 flush=True,
             )
-        if not args.no_browser:
-            # No browser to open here (a server, a terminal over SSH): the address is printed.
+        if not args.no_browser and _has_desktop():
+            # No browser to open here after all: the address is printed.
             with contextlib.suppress(webbrowser.Error):
                 webbrowser.get().open(url)
 
@@ -84,3 +85,11 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise ConfigError(f"--port {server.port}: cannot listen there ({exc.strerror or exc}); choose another") from exc
     return 0
+
+
+def _has_desktop() -> bool:
+    """Whether a graphical browser can open here: without a display (a server, a terminal over SSH) Python would
+    start a text browser in this very terminal, over the server's output."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
