@@ -511,30 +511,21 @@ class Manifest:
 
     def openings(self, paths: Sequence[str], chars: int = 400) -> dict[str, str]:
         """The first `chars` characters of each note's indexed text (title, then body), by path."""
-        sql = (
-            "SELECT notes.path, fts.title || ' ' || substr(fts.body, 1, ?) FROM notes "
-            "JOIN fts ON fts.rowid = notes.id WHERE notes.path IN ({marks})"
-        )
-        out: dict[str, str] = {}
-        for start in range(0, len(paths), 500):
-            part = list(paths[start : start + 500])
-            marks = ",".join("?" * len(part))
-            for path, text in self._db.execute(sql.format(marks=marks), (chars, *part)):
-                out[str(path)] = str(text or "")
-        return out
+        return self._texts(paths, "fts.title || ' ' || substr(fts.body, 1, ?)", chars)
 
     def bodies(self, paths: Sequence[str], chars: int = 4000) -> dict[str, str]:
         """The first `chars` characters of each note's indexed body (no title), by path."""
-        sql = (
-            "SELECT notes.path, substr(fts.body, 1, ?) FROM notes "
-            "JOIN fts ON fts.rowid = notes.id WHERE notes.path IN ({marks})"
-        )
+        return self._texts(paths, "substr(fts.body, 1, ?)", chars)
+
+    def _texts(self, paths: Sequence[str], text: str, chars: int) -> dict[str, str]:
+        """`text` (an expression over `fts`, cut at `chars`) for each note, by path, 500 paths a query."""
+        sql = f"SELECT notes.path, {text} FROM notes JOIN fts ON fts.rowid = notes.id WHERE notes.path IN ({{marks}})"
         out: dict[str, str] = {}
         for start in range(0, len(paths), 500):
             part = list(paths[start : start + 500])
             marks = ",".join("?" * len(part))
-            for path, text in self._db.execute(sql.format(marks=marks), (chars, *part)):
-                out[str(path)] = str(text or "")
+            for path, found in self._db.execute(sql.format(marks=marks), (chars, *part)):
+                out[str(path)] = str(found or "")
         return out
 
     def fields_held(self, keys: Sequence[str]) -> set[str]:

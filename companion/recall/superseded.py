@@ -23,16 +23,16 @@ def below_replacements(
     same `group` (a note the question names, the matches, the rest: an item never leaves its group, so a match is
     never pushed among the non-matches). A chain (V1 replaced by V2, replaced by V3) ends newest first."""
     order = list(items)
+    superseded = [i for i in order if (info := infos.get(i.path)) is not None and info.superseded_by]
+    if not superseded:
+        return order  # the common case, on every recall: nothing to look up
     by_name: dict[str, str] = {}
     for item in order:
         by_name.setdefault(item.path.removesuffix(".md").casefold(), item.path)
         by_name.setdefault(item.title.casefold(), item.path)
     newer_of: dict[str, str] = {}
-    for item in order:
-        info = infos.get(item.path)
-        if info is None or not info.superseded_by:
-            continue
-        name = replacement_name(info.superseded_by)
+    for item in superseded:
+        name = replacement_name(infos[item.path].superseded_by)
         newer = by_name.get(name) or by_name.get(posixpath.basename(name))
         if newer is not None and newer != item.path:
             newer_of[item.path] = newer

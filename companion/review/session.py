@@ -12,11 +12,10 @@ from pathlib import Path
 from companion.atomic import write_atomic
 from companion.curation.curator import Curator
 from companion.curation.plans import Plan
-from companion.curation.queue import ReviewInputs, review_queue
+from companion.curation.queue import review_queue
 from companion.curation.suggestions import KINDS, Suggestion
 from companion.errors import CurationError, NotFoundError
 from companion.review.gather import VectorCache, gather
-from companion.vault.graph import VaultGraph
 from companion.workspace import Workspace
 
 
@@ -34,8 +33,6 @@ class Review:
         """Said with the queue when the meaning side could not be read (duplicates then found by words only)."""
         self._lock = threading.Lock()
         self._cached: tuple[tuple[int, ...], list[Suggestion]] | None = None
-        self._inputs: ReviewInputs | None = None
-        self._graph: VaultGraph | None = None
         self._vectors: VectorCache = {}
 
     def queue(
@@ -58,7 +55,6 @@ class Review:
                 if fresh:
                     inputs, graph, self.notice = gather(self.ws, now, cache=self._vectors)
             if fresh:
-                self._inputs, self._graph = inputs, graph
                 self._cached = (generation, review_queue(inputs, graph.resolver.resolve, now))
             assert self._cached is not None
             skipped = self.skipped()

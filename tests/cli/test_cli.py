@@ -273,39 +273,10 @@ def test_a_shorter_progress_line_leaves_nothing_of_a_longer_one(monkeypatch: pyt
     assert shown(screen.getvalue()).endswith("100000/100000 chunks (500/s, 0 s left)")
 
 
-def test_an_unknown_option_with_json_is_a_json_error_too(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from companion.cli import main; sys.exit(main(sys.argv[1:]))",
-            "recall",
-            "x",
-            "--json",
-            "--bogus",
-            "1",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
+def test_an_unknown_option_with_json_is_a_json_error_too() -> None:
+    result = run_companion("recall", "x", "--json", "--bogus", "1", timeout=60)
     assert result.returncode == 2
     assert json.loads(result.stdout) == {"error": "companion: unrecognized arguments: --bogus 1", "exit_code": 2}
     assert "usage:" in result.stderr
-    plain = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from companion.cli import main; sys.exit(main(sys.argv[1:]))",
-            "recall",
-            "x",
-            "--bogus",
-            "1",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
+    plain = run_companion("recall", "x", "--bogus", "1", timeout=60)
     assert plain.returncode == 2 and plain.stdout == ""
