@@ -251,7 +251,8 @@ def _context_line(note: Note, heading: str) -> str:
     """The line put before each chunk's content: the note's date and the enclosing heading.
 
     The file name is left out on purpose: a rename must not change any chunk text, or every rename would
-    re-embed the note. Titles are searchable through the lexical index instead.
+    re-embed the note. Titles are searchable through the lexical index, and their meaning through a vector of
+    their own (the manifest's title vectors), which a rename alone makes again.
     """
     date = note.frontmatter.get("date")
     parts = [str(date)[:10]] if isinstance(date, str) and date else []

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.errors import StoreError
+from companion.recall.language import language_of
 from companion.recall.scope import COLUMN_FIELDS, Scope
 from companion.sqlrows import rows_in
 from companion.vault.parse import aliases_of
@@ -175,6 +176,13 @@ _ADDED_COLUMNS = (
     ("links", "links TEXT NOT NULL DEFAULT '[]'"),
     ("title_key", "title_key TEXT NOT NULL DEFAULT ''"),
 )
+_DERIVED_COLUMNS = (("title_vec", "title_vec BLOB"), ("language", "language TEXT"))
+"""Columns an older index gains empty without a re-read: the embedding phase fills the title's vector, the next
+write of a note its language (recall guesses it from the note's opening until then)."""
+OPENING_CHARS = 400
+"""How much of a note's indexed text (after its title) `openings` gives, and a note's language is guessed from."""
+TITLE_VECTOR_DTYPE = "float16"
+"""How a title's vector is stored: half precision moves a cosine by about 0.001 and halves the space."""
 
 _COLUMNS = "path, mtime_ns, size, content_hash, meta_hash, kind, note_type, title, date, fields, links"
 
@@ -282,7 +290,12 @@ class Manifest:
                     db.execute(f"ALTER TABLE notes ADD COLUMN {sql}")
                 db.execute("UPDATE notes SET mtime_ns = -1, content_hash = ''")
                 db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
+        for name, sql in _DERIVED_COLUMNS:
+            if name not in have:
+                self._db.execute(f"ALTER TABLE notes ADD COLUMN {sql}")
         self._db.execute("CREATE INDEX IF NOT EXISTS notes_title_key ON notes(title_key)")
+        # Every embedding pass asks which titles wait for a vector: a partial index answers without a table scan.
+        self._db.execute("CREATE INDEX IF NOT EXISTS notes_untitled ON notes(id) WHERE title_vec IS NULL")
 
     def close(self) -> None:
         """Close the database."""
@@ -509,7 +522,13 @@ class Manifest:
         )
         return [str(path) for (path,) in rows]
 
-    def openings(self, paths: Sequence[str], chars: int = 400) -> dict[str, str]:
+    def languages(self, paths: Sequence[str]) -> dict[str, str]:
+        """Each note's language as `language_of` guessed it from its opening when it was written (notes written by
+        an older index, which did not keep it, are left out)."""
+        sql = "SELECT path, language FROM notes WHERE language IS NOT NULL AND path IN ({marks})"
+        return {str(p): str(lang) for p, lang in rows_in(self._db, sql, paths)}
+
+    def openings(self, paths: Sequence[str], chars: int = OPENING_CHARS) -> dict[str, str]:
         """The first `chars` characters of each note's indexed text (title, then body), by path."""
         return self._texts(paths, "fts.title || ' ' || substr(fts.body, 1, ?)", chars)
 
@@ -527,6 +546,30 @@ class Manifest:
             for path, found in self._db.execute(sql.format(marks=marks), (chars, *part)):
                 out[str(path)] = str(found or "")
         return out
+
+    def untitled(self, limit: int) -> list[tuple[str, str]]:
+        """Up to `limit` notes whose title has no vector yet, as (path, title)."""
+        rows = self._db.execute("SELECT path, title FROM notes WHERE title_vec IS NULL ORDER BY id LIMIT ?", (limit,))
+        return [(str(p), str(t)) for p, t in rows]
+
+    def untitled_count(self) -> int:
+        """How many notes' titles have no vector yet."""
+        return int(self._db.execute("SELECT count(*) FROM notes WHERE title_vec IS NULL").fetchone()[0])
+
+    def set_title_vectors(self, db: sqlite3.Connection, vectors: Sequence[tuple[str, bytes]]) -> None:
+        """Store title vectors (`TITLE_VECTOR_DTYPE` bytes) by path, in the caller's transaction."""
+        db.executemany("UPDATE notes SET title_vec = ? WHERE path = ?", [(v, p) for p, v in vectors])
+
+    def title_vectors(self, paths: Sequence[str]) -> dict[str, bytes]:
+        """The stored title vectors of these notes (those without one are left out)."""
+        sql = "SELECT path, title_vec FROM notes WHERE title_vec IS NOT NULL AND path IN ({marks})"
+        return {str(p): bytes(v) for p, v in rows_in(self._db, sql, paths)}
+
+    def forget_title_vectors(self, model_id: str) -> None:
+        """Drop every title vector, for vectors of `model_id` to be made (the embedding model changed)."""
+        with self.transaction() as db:
+            db.execute("UPDATE notes SET title_vec = NULL")
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('title_model', ?)", (model_id,))
 
     def fields_held(self, keys: Sequence[str]) -> set[str]:
         """Which of these frontmatter keys at least one indexed note has (to tell a misspelt filter from an
@@ -667,11 +710,13 @@ class Manifest:
             record.fields_json,
             record.links_json,
             record.title.casefold(),
+            # Guessed from what `openings` gives, so it equals the guess recall would make from it.
+            language_of(f"{segment(record.title)} {segment(body)[:OPENING_CHARS]}"),
         )
         if row is None:
             cur = db.execute(
                 "INSERT INTO notes(path, mtime_ns, size, content_hash, meta_hash, kind, note_type, "
-                "title, date, fields, links, title_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "title, date, fields, links, title_key, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 values,
             )
             rowid = cur.lastrowid
@@ -679,8 +724,10 @@ class Manifest:
             rowid = int(row[0])
             db.execute(
                 "UPDATE notes SET path = ?, mtime_ns = ?, size = ?, content_hash = ?, meta_hash = ?, "
-                "kind = ?, note_type = ?, title = ?, date = ?, fields = ?, links = ?, title_key = ? WHERE id = ?",
-                (*values, rowid),
+                "kind = ?, note_type = ?, title = ?, date = ?, fields = ?, links = ?, title_key = ?, language = ?, "
+                # The right-hand sides read the row as it was: a renamed title loses its vector, others keep it.
+                "title_vec = CASE WHEN title = ? THEN title_vec END WHERE id = ?",
+                (*values, record.title, rowid),
             )
             db.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
         # Unspaced scripts (Chinese, Japanese, Thai...) go in as character pairs, as queries are cut (`segment`).

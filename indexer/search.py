@@ -20,7 +20,7 @@ from companion.recall.language import language_of
 from companion.recall.scope import Scope
 from companion.vault.dates import note_day
 from companion.words import QUESTION_FILLER, STOPWORDS, segment, unspaced_share
-from indexer.manifest import Manifest, NoteRecord
+from indexer.manifest import TITLE_VECTOR_DTYPE, Manifest, NoteRecord
 from indexer.owner import SharedStore
 from indexer.store import VectorStore
 
@@ -55,6 +55,7 @@ _EXACT_LIMIT = 1500  # a scope with at most this many chunks is searched exactly
 _MAX_FETCH = 5000  # most chunks asked of the store in one query
 _PRUNE_FROM = 5000  # notes from which terms common to many notes are left out of the lexical query
 _COMMON_SHARE = 0.1  # "common": held by more than this share of the notes
+_TITLE_ITEM = np.dtype(TITLE_VECTOR_DTYPE).itemsize  # bytes per number of a stored title vector
 _MOST_TERMS = 5  # in a large vault, the lexical query keeps at most this many of its rarest words
 
 
@@ -218,9 +219,12 @@ class Searcher:
             # A question that is a note's exact title or alias names that note, in any language: it holds every
             # word of the question in the strongest way, whatever the stemmer or the embeddings make of them.
             every += [p for p in self._named(every_word_query or query, scope) if p not in every]
+        # Which of the question's words each candidate holds: asked once, for the coverage and the features alike
+        # (one full-text query per word, the costliest part of a search with the learned fusion).
+        held = self.manifest.holding(terms, list({*dense, *lexical, *every})) if learning and terms else None
         coverage = 0.0
         if lexical and lexical_trust > 0 and 0.0 < dense_weight < 1.0:
-            coverage = self._coverage(terms, max(lexical, key=lambda p: lexical[p]))
+            coverage = self._coverage(terms, max(lexical, key=lambda p: lexical[p]), held)
             dense_weight = lexical_dense_weight(dense_weight, lexical_trust, coverage)
         if lexical and dense_weight < 1.0 and unspaced_share(query) > 0.5:
             dense_weight = min(dense_weight, unspaced_dense_weight)
@@ -236,7 +240,9 @@ class Searcher:
         learned: dict[str, tuple[float, ...]] = {}
         if learning:
             records = self.manifest.notes_by_path([f.key for f in ranked])
-            learned = self._features(every_word_query or query, terms, dense, lexical, every, records, dense_span)
+            learned = self._features(
+                every_word_query or query, terms, dense, lexical, every, records, dense_span, query, held or {}
+            )
             if self.capture is not None:
                 self.capture.append((query, dict(learned)))
         named: dict[str, int] = {}
@@ -362,15 +368,20 @@ class Searcher:
         every: list[str],
         records: dict[str, NoteRecord],
         dense_span: float,
+        embedded: str,
+        held: dict[str, set[str]],
     ) -> dict[str, tuple[float, ...]]:
-        """The learned fusion's features of every candidate (see `companion.recall.fusion`)."""
+        """The learned fusion's features of every candidate (see `companion.recall.fusion`); `embedded` is the
+        question as the meaning side embeds it (`query` may leave out a date it names), `held` which of `terms`
+        each candidate holds."""
         if not records:
             return {}
+        # A conversation's title names a session, not the many things said in it: only other notes' titles count.
+        titles = self._title_cosines(embedded, [p for p, r in records.items() if r.kind != "conversation"])
         notes = max(self._index_shape()[0], 1)
         df = self._doc_frequencies(terms) if terms else {}
         idf = {t: math.log(1.0 + (notes - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
         total = sum(idf.values()) or 1.0
-        held = self.manifest.holding(terms, list(records)) if terms else {}
         name = _name_key(query)
         named = set(self.manifest.named(name)) if name else set()
         words = set(query_terms(query))
@@ -398,8 +409,28 @@ class Searcher:
                 alias=path in named and record.title.strip().casefold() != name,
                 title_overlap=overlap,
                 other_language=languages.get(path, asked) != asked,
+                title_cosine=titles.get(path, 0.0),
             )
             out[path] = features(evidence, question)
+        return out
+
+    def _title_cosines(self, question: str, paths: list[str]) -> dict[str, float]:
+        """Each note's title's cosine similarity to the question. A note whose title has no vector yet (an index
+        built before titles were embedded, until its next embedding pass) gets the others' mean: neither
+        favoured nor held back."""
+        stored = self.manifest.title_vectors(paths)
+        if not stored:
+            return {}
+        vector = self._vector(question)
+        kept = [p for p, blob in stored.items() if len(blob) == vector.shape[0] * _TITLE_ITEM]
+        if not kept:
+            return {}
+        matrix = np.frombuffer(b"".join(stored[p] for p in kept), dtype=TITLE_VECTOR_DTYPE).reshape(len(kept), -1)
+        sims = matrix.astype(np.float32) @ vector
+        out = {p: float(s) for p, s in zip(kept, sims, strict=True)}
+        if len(out) < len(paths):
+            mean = float(sims.mean())
+            out.update({p: mean for p in paths if p not in out})
         return out
 
     def languages(self, records: dict[str, NoteRecord]) -> dict[str, str]:
@@ -410,8 +441,11 @@ class Searcher:
         known = self._languages
         missing = {p for p, r in records.items() if (p, r.content_hash) not in known}
         if missing:
-            for path, text in self.manifest.openings(sorted(missing)).items():
-                known[(path, records[path].content_hash)] = language_of(text)
+            stored = self.manifest.languages(sorted(missing))
+            # An index written before languages were kept: guessed here from each note's opening, once.
+            guessed = {p: language_of(t) for p, t in self.manifest.openings(sorted(missing - set(stored))).items()}
+            for path, found in {**stored, **guessed}.items():
+                known[(path, records[path].content_hash)] = found
         return {p: lang for p, r in records.items() if (lang := known.get((p, r.content_hash))) is not None}
 
     def _named(self, name: str, scope: Scope | None) -> list[str]:
@@ -422,15 +456,16 @@ class Searcher:
         kept = self._paths_in_scope(found, scope)
         return [p for p in found if p in kept]
 
-    def _coverage(self, terms: list[str], path: str) -> float:
-        """The share of the query's terms, weighted by their BM25 idf, that the note at `path` holds."""
+    def _coverage(self, terms: list[str], path: str, held: dict[str, set[str]] | None = None) -> float:
+        """The share of the query's terms, weighted by their BM25 idf, that the note at `path` holds (`held`: which
+        terms each candidate holds, when known already)."""
         if not terms:
             return 0.0
         notes = max(self._index_shape()[0], 1)
         df = self._doc_frequencies(terms)
         idf = {t: math.log(1.0 + (notes - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
-        held = self.manifest.holding(terms, [path]).get(path, set())
-        return sum(idf[t] for t in held) / (sum(idf.values()) or 1.0)
+        holds = (self.manifest.holding(terms, [path]) if held is None else held).get(path, set())
+        return sum(idf[t] for t in holds) / (sum(idf.values()) or 1.0)
 
     def _holding_every_word(self, terms: list[str], limit: int, scope: Scope | None) -> list[str]:
         """Notes holding every one of `terms` (the query's words as the lexical side keeps them), when there are

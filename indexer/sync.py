@@ -33,7 +33,7 @@ from companion.vault.dates import note_day
 from companion.vault.notes import FileStat, Note
 from companion.vault.reader import ObsidianVault, valid_name
 from indexer.chunking import Chunk, Chunker, redact_note
-from indexer.manifest import ChunkRecord, Manifest, NoteRecord, Unembedded
+from indexer.manifest import TITLE_VECTOR_DTYPE, ChunkRecord, Manifest, NoteRecord, Unembedded
 from indexer.owner import SharedStore
 from indexer.store import VectorStore
 
@@ -45,6 +45,7 @@ Reading = Callable[[int, int], None]
 """Called with (notes read, notes to read) while changed notes are read and chunked, before any is embedded."""
 
 _EMBED_SLICE = 64
+_TITLE_BATCH = 256  # titles embedded and committed together
 _EMBED_BATCH = 1024  # chunks embedded and committed together: a kill loses at most these, sorted by length within
 _WORDS_BATCH_NOTES = 200  # notes read and committed together in the words phase
 _EMBED_BATCH_BOUNDED = 128  # chunks a batch holds when the embedding has a time limit: about 2 s of the model here
@@ -84,6 +85,8 @@ class IndexReport:
     """Notes that could not be read; listed in `skipped`."""
     chunks_embedded: int = 0
     """Chunks sent to the embedding model."""
+    titles_embedded: int = 0
+    """Note titles sent to the embedding model (recall compares a question's meaning with each title's)."""
     chunks_queued: int = 0
     """Chunks of new or changed text queued for embedding (their words are searchable at once)."""
     chunks_left: int = 0
@@ -483,14 +486,17 @@ class Indexer:
             batch = min(batch, _EMBED_BATCH_BOUNDED)  # the time is checked between batches
         total, tokens_left = self.manifest.unembedded_totals()
         report.chunks_left, report.left_s = total, self.time_left(tokens_left) if total else None
-        if not total or (for_s is not None and for_s <= 0):
+        titles = self.manifest.untitled_count()
+        if not (total or titles) or (for_s is not None and for_s <= 0):
             return report
         embedder = self.embedder  # loaded before the clock starts: loading is not embedding
         started = time.perf_counter()
+        if titles:
+            self._embed_titles(embedder, None if for_s is None else started + for_s, report)
         done = 0
-        if progress:
+        if progress and total:
             progress(0, total, self.time_left(tokens_left))
-        while for_s is None or time.perf_counter() - started < for_s:
+        while total and (for_s is None or time.perf_counter() - started < for_s):
             rows = self.manifest.next_unembedded(batch)
             if not rows:
                 break
@@ -526,6 +532,31 @@ class Indexer:
         report.chunks_left, report.left_s = left, self.time_left(tokens_left) if left else None
         report.elapsed_s += time.perf_counter() - started  # a sync sets its own whole time afterwards
         return report
+
+    def _embed_titles(self, embedder: Embedder, until: float | None, report: IndexReport) -> None:
+        """Embed the titles still without a vector (a few words each: a 6,000-note vault's take seconds), in
+        batches that commit on their own, until the perf-counter time `until`.
+
+        Vectors made by another model than this one are dropped first: a cosine between two models means nothing.
+        """
+        if self.manifest.get_meta("title_model") != embedder.model_id:
+            self.manifest.forget_title_vectors(embedder.model_id)
+        while until is None or time.perf_counter() < until:
+            rows = self.manifest.untitled(_TITLE_BATCH)
+            if not rows:
+                break
+            began = time.perf_counter()
+            vectors = embedder.embed([title for _, title in rows])
+            report.embed_s += time.perf_counter() - began
+            with self.manifest.transaction() as db:
+                self.manifest.set_title_vectors(
+                    db,
+                    [
+                        (path, np.asarray(v, dtype=TITLE_VECTOR_DTYPE).tobytes())
+                        for (path, _), v in zip(rows, vectors, strict=True)
+                    ],
+                )
+            report.titles_embedded += len(rows)
 
     def _delete(self, paths: Sequence[str], report: IndexReport) -> None:
         ids = [c.id for p in paths for c in self.manifest.chunks(p)]

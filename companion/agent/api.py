@@ -21,7 +21,7 @@ from companion.agent.timeline import MOST_AROUND, Anchor, Happening, note_moment
 from companion.agent.views import Found, Graph, Links, LinkView, Listed, NoteView, Surfaced, Timeline, TimelineEntry
 from companion.embedding.tokens import TokenCounter
 from companion.errors import AgentInputError, ConfigError, NoteError
-from companion.recall.assembly import build
+from companion.recall.assembly import build, used_notes
 from companion.recall.context import AssembledContext
 from companion.recall.scope import Scope, parse_as_of, parse_day, where_from_mapping
 from companion.recall.temporal import TemporalItem, summarise
@@ -445,7 +445,7 @@ class AgentApi:
         counter = TokenCounter()
         assembled = build(engine, recalled, budget, counter)
         if self.record:
-            engine.record(dict.fromkeys(p.source for p in assembled.pieces if p.kind == "entity" and p.source))
+            engine.record(used_notes(assembled))
         return assembled, counter
 
     def link_graph(self) -> VaultGraph:

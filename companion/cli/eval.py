@@ -25,9 +25,10 @@ from companion.cli.args import (
     sync_first,
 )
 from companion.cli.output import print_json
+from companion.embedding.tokens import TokenCounter
 from companion.errors import ConfigError
 from companion.recall.access import AccessLog
-from companion.recall.assembly import used_items
+from companion.recall.assembly import build, used_notes
 from companion.recall.engine import Recall
 from companion.recall.evaluate import CUTOFFS, PAIRED_METRICS, Judged, Paired, Scores, by_label, paired, score
 from companion.recall.scope import Scope, parse_as_of, where_from_mapping
@@ -156,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             scratch_log = _scratch_access(ws, Path(scratch.name))
             engine = Recall(ws.searcher(), ws.vault, ws.config.retention, ws.config.recall, scratch_log)
-            accesses = _use(engine, used, args.k)
+            accesses = _use(engine, used, args.k, ws.config.retention.token_budget)
         for q in questions:
             as_of = parse_as_of(q.as_of)
             scope = q.scope.narrowed(until=local_moment(as_of).date()) if as_of else q.scope
@@ -228,17 +229,20 @@ def _scratch_access(ws: Workspace, folder: Path) -> AccessLog:
     return AccessLog(copy)
 
 
-def _use(engine: Recall, used: list[Question], k: int) -> int:
-    """Ask `used`'s questions as an agent in use would and record what it used: the notes the assembled context
-    of each includes (matches above the relevance floor); returns how many accesses were recorded."""
+def _use(engine: Recall, used: list[Question], k: int, budget: int) -> int:
+    """Ask `used`'s questions as an agent in use would and record what it used: the notes the context assembled
+    for each under `budget` includes (matches above the relevance floor, as many as fit), as the agent API
+    records them; returns how many accesses were recorded."""
     recorded = 0
+    counter = TokenCounter()
     for q in used:
         as_of = parse_as_of(q.as_of)
-        context = engine.recall(q.query, k=k, as_of=as_of, scope=q.scope)
-        if as_of is None:  # a replay of the past records nothing, as `companion recall --as-of` does not
-            paths = [item.path for item in used_items(engine, context)]
-            engine.record(paths)
-            recorded += len(paths)
+        if as_of is not None:  # a replay of the past records nothing, as `companion recall --as-of` does not
+            continue
+        context = engine.recall(q.query, k=k, scope=q.scope, bodies=True)
+        paths = used_notes(build(engine, context, budget, counter))
+        engine.record(paths)
+        recorded += len(paths)
     return recorded
 
 

@@ -234,7 +234,8 @@ def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool
     print(
         f"chunks  {report.chunks_embedded} embedded, {report.chunks_reused} reused, "
         f"{report.chunks_deleted} deleted  in {report.elapsed_s:.2f} s "
-        f"(model {report.embed_s:.2f} s)",
+        f"(model {report.embed_s:.2f} s)"
+        + (f"; {counted(report.titles_embedded, 'title')} embedded" if report.titles_embedded else ""),
         file=out,
     )
     print(f"index   {counted(notes, 'note')}, {counted(chunks, 'chunk')}  [{ws.store_kind}]", file=out)

@@ -31,6 +31,12 @@ def used_items(
     ]
 
 
+def used_notes(assembled: AssembledContext) -> list[str]:
+    """The notes an assembled context includes as related notes, once each: what counts as used (accessed) when it
+    is given to an agent. A note trimmed by the budget never reached the agent, so it does not count."""
+    return list(dict.fromkeys(p.source for p in assembled.pieces if p.kind == "entity" and p.source))
+
+
 def build(engine: Recall, recalled: RecalledContext, budget: int, count: TokenCounter) -> AssembledContext:
     """Turn a recall into context pieces and assemble them (in the context order, with the recap boost)."""
     settings = engine.settings

@@ -344,7 +344,10 @@ class Recall:
             access = stats.get(path, AccessStats())
             factor = decay(access, self.policy, aware, hit.info.confidence, pinned=hit.info.pinned)
             base = hit.score + graph.get(path, 0.0) + date_boost
-            raw = relative_odds(logits[path], best) if path in logits else None
+            # A note the question names comes first whatever its relevance: scored as the best, so the number
+            # printed beside it agrees with its place.
+            named_best = best if hit.name_rank else float("-inf")
+            raw = relative_odds(max(logits[path], named_best), best) if path in logits else None
             if path in logits:
                 # The floor is held to the relevance with its boosts, on the scale they were added on.
                 base = 1.0 / (1.0 + math.exp(-min(max(logits[path], -60.0), 60.0)))
@@ -463,7 +466,7 @@ WEIGHTED_FLOOR = 0.1
 """The relevance floor of the weighted sum (its relevance is not a probability)."""
 BOOST_LOG_ODDS = 4.0
 """What one unit of the graph or date boost adds to a learned relevance's log-odds."""
-ODDS_POWER = 2.0
+ODDS_POWER = 6.0
 """The power the learned relevance's odds are raised to before the decay multiplies them (see `relative_odds`)."""
 
 
@@ -474,15 +477,16 @@ def log_odds(logit: float, boost: float) -> float:
 
 def relative_odds(log_odds: float, best: float) -> float:
     """The score the decay multiplies under the learned fusion: the odds that the note answers the question (with
-    its boosts) against the best candidate's, squared; 1 for the best, in (0, 1] for the rest.
+    its boosts) against the best candidate's, to the power `ODDS_POWER`; 1 for the best, in (0, 1] for the rest.
 
     Probabilities crowd near 1 for good candidates (0.996 and 0.957 differ by 4%, their odds tenfold), so a
     multiplier on the probability would let the decay (0.55 for a note never used, 1.0 for one used today) outrank
-    a clearly better answer; on squared odds it shifts the log-odds by at most 0.3 (0.7 for a stale note at the
-    floor): it decides between notes of near-equal relevance, and use never buries the right answer. Measured on
-    the help vault's questions, one half asked after the other had been used: MRR moved by under 0.01, where a
-    multiplier on the probability cost 0.13. Dividing by the best candidate's odds changes no ranking; it keeps the
-    scores readable.
+    a clearly better answer; on the odds to the sixth it shifts the log-odds by at most 0.1 (0.13 for a stale note
+    at the floor): it decides between notes of all but equal relevance, and use never buries the right answer.
+    Measured on the help vault's questions, one half asked after the other had been used: on squared odds (a
+    shift of up to 0.3) two answers the title's meaning had just lifted to fourth fell back to sixth behind notes
+    other questions had used; to the sixth neither half lost an answer from its top 5, where a multiplier on the
+    probability cost MRR 0.13. Dividing by the best candidate's odds changes no ranking.
     """
     return math.exp(max(ODDS_POWER * (log_odds - best), -60.0))
 

@@ -36,6 +36,7 @@ FEATURES: tuple[str, ...] = (
     "foreign_bm25",
     "weak_dense",
     "other_language",
+    "title_cosine",
 )
 """The features of one (question, note) pair, in the model's order:
 
@@ -50,7 +51,11 @@ FEATURES: tuple[str, ...] = (
   model's (0 otherwise), so each side's weight can differ there;
 - `weak_dense`: `dense` times how far the best cosine of the question falls short of a clear match, so a question
   whose nearest chunk is far from all of them leans less on the embeddings;
-- `other_language`: the note is written in another language than the question (a translation of the answer).
+- `other_language`: the note is written in another language than the question (a translation of the answer);
+- `title_cosine`: the cosine similarity of the question and the note's title, embedded on its own. A knowledge
+  vault's titles name what a note is about ("Multiple cursors", "Status bar") in a few words, which the chunks,
+  embedded without the title, never say so plainly. 0 for a conversation, whose title names a session, not the
+  many things said in it.
 """
 
 
@@ -74,6 +79,8 @@ class Evidence:
     """Dice overlap of the title's words and the question's."""
     other_language: bool = False
     """The note is written in another language than the question."""
+    title_cosine: float = 0.0
+    """Cosine similarity of the question and the note's title."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +138,7 @@ def features(e: Evidence, q: Question) -> tuple[float, ...]:
         foreign * bm25,
         weak * dense,
         1.0 if e.other_language else 0.0,
+        e.title_cosine,
     )
 
 

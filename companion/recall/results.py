@@ -22,8 +22,8 @@ Tier = Literal["hot", "warm", "temporal"]
 @dataclass(frozen=True)
 class Explanation:
     """Why an item has its score: `final = raw * decay`, where `raw` is `relevance + words + graph + date` with the
-    weighted sum, and with the learned fusion the squared odds of the relevance (with the graph and date boosts)
-    against the best candidate's."""
+    weighted sum, and with the learned fusion the odds of the relevance (with the graph and date boosts) against the
+    best candidate's, to the sixth."""
 
     dense: float
     """Best chunk's cosine similarity to the question."""
@@ -61,7 +61,7 @@ class Explanation:
     match, first, whatever its score."""
     raw: float | None = None
     """The score the decay multiplies: with the learned fusion, the odds of `relevance` with the boosts against the
-    best candidate's, squared (`companion.recall.engine.relative_odds`); None with the weighted sum (`base`)."""
+    best candidate's, to the sixth (`companion.recall.engine.relative_odds`); None with the weighted sum (`base`)."""
     fusion: tuple[tuple[str, float], ...] = ()
     """With the learned fusion, each feature's share of the log-odds behind `relevance`, largest first (empty with
     the weighted sum)."""
@@ -121,7 +121,7 @@ class Explanation:
             )
         superseded = f" x {SUPERSEDED_FACTOR} (superseded)" if self.superseded_by else ""
         if self.raw is not None:
-            out.append(f"final {self.final:.4g} = (odds / best odds)² {self.raw:.4g} x decay {d.value:.3f}{superseded}")
+            out.append(f"final {self.final:.4g} = (odds / best odds)⁶ {self.raw:.4g} x decay {d.value:.3f}{superseded}")
         else:
             out.append(f"final {self.final:.4f}")
         return out
@@ -238,5 +238,5 @@ class Located:
 
 
 def score_text(score: float) -> str:
-    """A final score for a person: three decimals, `<0.001` below them (squared odds fall that far)."""
+    """A final score for a person: three decimals, `<0.001` below them (relative odds to the sixth fall that far)."""
     return f"{score:.3f}" if score >= 0.001 else "<0.001"

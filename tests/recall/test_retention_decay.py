@@ -11,6 +11,7 @@ import pytest
 from companion.config import CompanionConfig, load_config, save_config
 from companion.errors import ConfigError
 from companion.recall.decay import AccessStats, decay
+from companion.recall.engine import relative_odds
 from companion.retention import RetentionPolicy
 from tests.helpers.files import write
 
@@ -129,3 +130,20 @@ def test_an_explanation_counts_one_access_in_the_singular() -> None:
 
     assert "(1 access)" in lines(1) and "accesses" not in lines(1)
     assert "(2 accesses)" in lines(2)
+
+
+def test_use_decides_only_between_notes_of_all_but_equal_relevance() -> None:
+    now = datetime(2026, 5, 1, tzinfo=UTC)
+    used = decay(AccessStats(now, 1), RetentionPolicy(), now).value
+    unused = decay(AccessStats(), RetentionPolicy(), now).value
+    assert (used, unused) == (1.0, 0.55)
+    best = 2.0
+
+    def order(gap: float) -> str:
+        """Which note ranks first when the unused one is `gap` ahead in log-odds."""
+        better = relative_odds(best, best) * unused
+        worn = relative_odds(best - gap, best) * used
+        return "used" if worn > better else "better"
+
+    assert order(0.05) == "used"  # a near tie: use breaks it
+    assert order(0.15) == "better"  # a clearly better answer stays first, however often the other was used

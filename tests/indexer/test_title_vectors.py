@@ -1,0 +1,149 @@
+"""Title vectors: each note's title embedded on its own, kept in the manifest, compared with the question."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.embedding.hashing import HashEmbedder
+from companion.recall.fusion import FEATURES
+from companion.recall.language import language_of
+from companion.workspace import Workspace
+from indexer.manifest import TITLE_VECTOR_DTYPE, Manifest, NoteRecord
+from tests.helpers.files import write
+
+_TITLE = FEATURES.index("title_cosine")
+
+
+def _stored(ws: Workspace) -> dict[str, np.ndarray]:
+    paths = [r.path for r in ws.manifest.notes()]
+    return {p: np.frombuffer(b, dtype=TITLE_VECTOR_DTYPE) for p, b in ws.manifest.title_vectors(paths).items()}
+
+
+def _title_features(ws: Workspace, question: str) -> dict[str, float]:
+    """Each candidate's title feature when `question` is asked."""
+    searcher = ws.searcher()
+    searcher.capture = []
+    ws.recall().recall(question, k=5)
+    return {path: vector[_TITLE] for path, vector in searcher.capture[0][1].items()}
+
+
+def test_a_sync_embeds_every_title_once(hash_ws: Workspace) -> None:
+    write(hash_ws.root, "Multiple cursors.md", "Hold Alt and click to add another caret.\n")
+    write(hash_ws.root, "Plugins/Status bar.md", "The strip along the bottom of the window shows counts.\n")
+    report = hash_ws.indexer().sync()
+    assert report.titles_embedded == 2
+    stored = _stored(hash_ws)
+    expected = hash_ws.embedder().embed(["Multiple cursors"])[0]
+    assert float(stored["Multiple cursors.md"].astype(np.float32) @ expected) == pytest.approx(1.0, abs=2e-3)
+    assert hash_ws.manifest.untitled_count() == 0
+    assert hash_ws.indexer().sync().titles_embedded == 0
+
+
+def test_an_edit_keeps_the_title_vector_and_a_rename_makes_a_new_one(hash_ws: Workspace) -> None:
+    note = write(hash_ws.root, "Kitchen.md", "The worktop is oak.\n")
+    hash_ws.indexer().sync()
+    before = _stored(hash_ws)["Kitchen.md"]
+    note.write_text("The worktop is oak, oiled twice a year.\n", encoding="utf-8")
+    assert hash_ws.indexer().sync().titles_embedded == 0
+    assert np.array_equal(_stored(hash_ws)["Kitchen.md"], before)
+
+    note.rename(hash_ws.root / "Worktop.md")
+    assert hash_ws.indexer().sync().titles_embedded == 1
+    assert set(_stored(hash_ws)) == {"Worktop.md"}
+
+
+def test_a_note_written_anew_under_another_title_loses_its_old_vector(tmp_path: Path) -> None:
+    manifest = Manifest(tmp_path / "manifest.sqlite")
+    record = NoteRecord("a.md", 1, 1, "h", "m", "note", None, "Old title", None)
+    with manifest.transaction() as db:
+        manifest.put_note(db, record, [], "body")
+        manifest.set_title_vectors(db, [("a.md", np.ones(4, dtype=TITLE_VECTOR_DTYPE).tobytes())])
+        manifest.put_note(db, record, [], "body again")
+    assert set(manifest.title_vectors(["a.md"])) == {"a.md"}  # same title: kept
+    with manifest.transaction() as db:
+        manifest.put_note(db, NoteRecord("a.md", 2, 1, "h2", "m", "note", None, "New title", None), [], "body")
+    assert manifest.title_vectors(["a.md"]) == {}
+    assert manifest.untitled(10) == [("a.md", "New title")]
+    manifest.close()
+
+
+def test_vectors_of_another_model_are_all_made_again(hash_ws: Workspace) -> None:
+    write(hash_ws.root, "a.md", "alpha beta\n")
+    write(hash_ws.root, "b.md", "gamma delta\n")
+    hash_ws.indexer().sync()
+    hash_ws.manifest.set_meta("title_model", "some-other-model")
+    write(hash_ws.root, "c.md", "epsilon\n")
+    assert hash_ws.indexer().sync().titles_embedded == 3  # not only the new note's
+    assert hash_ws.manifest.get_meta("title_model") == hash_ws.embedder().model_id
+
+
+def test_an_older_index_gains_the_column_without_reading_every_note_again(tmp_path: Path) -> None:
+    path = tmp_path / "manifest.sqlite"
+    manifest = Manifest(path)
+    with manifest.transaction() as db:
+        manifest.put_note(db, NoteRecord("a.md", 5, 1, "hash", "m", "note", None, "A", None), [], "body")
+    manifest.close()
+    db = sqlite3.connect(path)
+    db.execute("DROP INDEX notes_untitled")
+    db.execute("ALTER TABLE notes DROP COLUMN title_vec")
+    db.execute("ALTER TABLE notes DROP COLUMN language")
+    db.commit()
+    db.close()
+    reopened = Manifest(path)
+    record = reopened.note("a.md")
+    assert record is not None and (record.mtime_ns, record.content_hash) == (5, "hash")  # not queued for a re-read
+    assert reopened.untitled(10) == [("a.md", "A")]
+    assert reopened.languages(["a.md"]) == {}  # guessed by recall until the note is written again
+    reopened.close()
+
+
+def test_search_compares_the_question_with_each_title(hash_ws: Workspace) -> None:
+    write(hash_ws.root, "Lentil dal.md", "Soak the pulses overnight, then simmer with cumin.\n")
+    write(hash_ws.root, "Bike tyres.md", "Soak nothing; pump the tyres to six bar.\n")
+    hash_ws.indexer().sync()
+    features = _title_features(hash_ws, "lentil dal recipe")
+    assert features["Lentil dal.md"] > features["Bike tyres.md"]
+    embedder = hash_ws.embedder()
+    assert isinstance(embedder, HashEmbedder)
+    question, title = embedder.embed(["lentil dal recipe", "Lentil dal"])
+    assert features["Lentil dal.md"] == pytest.approx(float(question @ title), abs=2e-3)
+
+
+def test_a_title_without_a_vector_yet_is_neither_favoured_nor_held_back(hash_ws: Workspace) -> None:
+    write(hash_ws.root, "Lentil dal.md", "Soak the pulses overnight, then simmer with cumin.\n")
+    write(hash_ws.root, "Bike tyres.md", "Soak nothing; pump the tyres to six bar.\n")
+    write(hash_ws.root, "Soak times.md", "Soak beans for twelve hours.\n")
+    hash_ws.indexer().sync()
+    with hash_ws.manifest.transaction() as db:
+        db.execute("UPDATE notes SET title_vec = NULL WHERE path = 'Soak times.md'")
+    features = _title_features(hash_ws, "soak")
+    others = [features[p] for p in ("Lentil dal.md", "Bike tyres.md")]
+    assert features["Soak times.md"] == pytest.approx(sum(others) / 2, abs=1e-6)
+
+
+def test_a_conversations_title_does_not_count(hash_ws: Workspace) -> None:
+    write(
+        hash_ws.root,
+        "Conversations/Adopting a cat.md",
+        "---\ntype: conversation\ndate: 2026-03-07\n---\n**alice:** The cat hid under the sofa all day.\n",
+    )
+    write(hash_ws.root, "Cat care.md", "A cat needs a quiet corner on moving day.\n")
+    hash_ws.indexer().sync()
+    features = _title_features(hash_ws, "adopting a cat")
+    assert features["Conversations/Adopting a cat.md"] == 0.0  # a session's name, not what was said in it
+    assert features["Cat care.md"] > 0.0
+
+
+def test_a_notes_language_is_kept_as_recall_would_guess_it(hash_ws: Workspace) -> None:
+    write(hash_ws.root, "Einstellungen.md", "Hier kannst du die Sprache der Oberfläche ändern und die Schrift.\n")
+    write(hash_ws.root, "設定.md", "ここでは表示言語やフォントを変更できます。\n")
+    write(hash_ws.root, "Settings.md", "Here you can change the language of the interface and the font.\n")
+    hash_ws.indexer().sync()
+    paths = ["Einstellungen.md", "設定.md", "Settings.md"]
+    kept = hash_ws.manifest.languages(paths)
+    assert kept == {p: language_of(t) for p, t in hash_ws.manifest.openings(paths).items()}
+    assert kept == {"Einstellungen.md": "de", "設定.md": "ja", "Settings.md": "en"}
