@@ -292,7 +292,12 @@ class Manifest:
                 db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
         for name, sql in _DERIVED_COLUMNS:
             if name not in have:
-                self._db.execute(f"ALTER TABLE notes ADD COLUMN {sql}")
+                try:
+                    self._db.execute(f"ALTER TABLE notes ADD COLUMN {sql}")
+                except sqlite3.OperationalError as exc:
+                    # Another process opening the same older index may have added it first: nothing to do then.
+                    if "duplicate column" not in str(exc):
+                        raise
         self._db.execute("CREATE INDEX IF NOT EXISTS notes_title_key ON notes(title_key)")
         # Every embedding pass asks which titles wait for a vector: a partial index answers without a table scan.
         self._db.execute("CREATE INDEX IF NOT EXISTS notes_untitled ON notes(id) WHERE title_vec IS NULL")

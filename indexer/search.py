@@ -415,9 +415,10 @@ class Searcher:
         return out
 
     def _title_cosines(self, question: str, paths: list[str]) -> dict[str, float]:
-        """Each note's title's cosine similarity to the question. A note whose title has no vector yet (an index
-        built before titles were embedded, until its next embedding pass) gets the others' mean: neither
-        favoured nor held back."""
+        """Each note's title's cosine similarity to the question. A note whose title has no vector yet (a note
+        written since the last embedding pass, or an index built before titles were embedded) gets the others'
+        mean: neither favoured nor held back. When none has one, the feature is 0 for every candidate: the
+        ranking is the same, the relevances lower, until the next embedding pass makes them."""
         stored = self.manifest.title_vectors(paths)
         if not stored:
             return {}

@@ -89,6 +89,8 @@ class IndexReport:
     """Note titles sent to the embedding model (recall compares a question's meaning with each title's)."""
     chunks_queued: int = 0
     """Chunks of new or changed text queued for embedding (their words are searchable at once)."""
+    titles_left: int = 0
+    """Note titles still waiting for their vector when the run ended (a time-bounded pass leaves some)."""
     chunks_left: int = 0
     """Chunks still waiting for their vector when the run ended (a time-bounded catch-up leaves some)."""
     left_s: float | None = None
@@ -110,10 +112,10 @@ class IndexReport:
         """Add another report's counts to this one (batches of a watch session)."""
         # Every field is a count or a duration except the list of skipped notes: derive, don't list them.
         for f in fields(self):
-            if f.name not in ("skipped", "chunks_left", "left_s"):
+            if f.name not in ("skipped", "chunks_left", "titles_left", "left_s"):
                 setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
         # Levels, not counts: the latest run's.
-        self.chunks_left, self.left_s = other.chunks_left, other.left_s
+        self.chunks_left, self.titles_left, self.left_s = other.chunks_left, other.titles_left, other.left_s
         self.skipped.extend(other.skipped)
 
     def as_dict(self) -> dict[str, Any]:
@@ -478,15 +480,16 @@ class Indexer:
         for_s: float | None = None,
         batch: int = _EMBED_BATCH,
     ) -> IndexReport:
-        """Embed the chunks still without a vector, newest notes first, in batches that each commit on their own
-        (a kill loses at most one batch); stop after `for_s` seconds when given (what is left waits for the next
-        call). `progress` is told the chunks done and to do, and the time left as measured so far."""
+        """Embed the titles still without a vector (a few words each: seconds for thousands), then the chunks still
+        without one, newest notes first, in batches that each commit on their own (a kill loses at most one
+        batch); stop after `for_s` seconds when given (what is left waits for the next call). `progress` is told
+        the chunks done and to do, and the time left as measured so far."""
         report = report if report is not None else IndexReport()
         if for_s is not None:
             batch = min(batch, _EMBED_BATCH_BOUNDED)  # the time is checked between batches
         total, tokens_left = self.manifest.unembedded_totals()
         report.chunks_left, report.left_s = total, self.time_left(tokens_left) if total else None
-        titles = self.manifest.untitled_count()
+        titles = report.titles_left = self.manifest.untitled_count()
         if not (total or titles) or (for_s is not None and for_s <= 0):
             return report
         embedder = self.embedder  # loaded before the clock starts: loading is not embedding
@@ -530,6 +533,7 @@ class Indexer:
             report.chunks_embedded += len(rows)
         left, tokens_left = self.manifest.unembedded_totals()
         report.chunks_left, report.left_s = left, self.time_left(tokens_left) if left else None
+        report.titles_left = self.manifest.untitled_count()
         report.elapsed_s += time.perf_counter() - started  # a sync sets its own whole time afterwards
         return report
 

@@ -92,7 +92,7 @@ def watch(
             # The first (possibly empty) yield means the OS watch is live: catch up once, then report.
             ready = True
             catch_up = indexer.sync(progress=progress, embed_for_s=0.0)
-            waiting = catch_up.chunks_left
+            waiting = catch_up.chunks_left + catch_up.titles_left
             if catch_up.notes_indexed or catch_up.notes_deleted or catch_up.notes_skipped:
                 on_batch(catch_up, 0)
             if on_ready:
@@ -100,8 +100,8 @@ def watch(
         if not changes:
             if waiting:
                 report = indexer.embed(progress, for_s=embed_for_s, batch=EMBED_BATCH_WATCHING)
-                waiting = report.chunks_left
-                if report.chunks_embedded:
+                waiting = report.chunks_left + report.titles_left
+                if report.chunks_embedded or report.titles_embedded:
                     on_batch(report, 0)
             continue
         rels = set()
@@ -113,5 +113,5 @@ def watch(
         if on_paths is not None:
             on_paths(frozenset(rels))
         report = indexer.update(rels, progress=progress, embed_for_s=embed_for_s)
-        waiting = report.chunks_left
+        waiting = report.chunks_left + report.titles_left
         on_batch(report, len(changes))

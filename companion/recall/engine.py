@@ -344,8 +344,8 @@ class Recall:
             access = stats.get(path, AccessStats())
             factor = decay(access, self.policy, aware, hit.info.confidence, pinned=hit.info.pinned)
             base = hit.score + graph.get(path, 0.0) + date_boost
-            # A note the question names comes first whatever its relevance: scored as the best, so the number
-            # printed beside it agrees with its place.
+            # A note the question names comes first whatever its relevance: its odds count as the best's, so
+            # only the decay sets it apart from the best candidate in the number printed beside it.
             named_best = best if hit.name_rank else float("-inf")
             raw = relative_odds(max(logits[path], named_best), best) if path in logits else None
             if path in logits:
@@ -481,8 +481,9 @@ def relative_odds(log_odds: float, best: float) -> float:
 
     Probabilities crowd near 1 for good candidates (0.996 and 0.957 differ by 4%, their odds tenfold), so a
     multiplier on the probability would let the decay (0.55 for a note never used, 1.0 for one used today) outrank
-    a clearly better answer; on the odds to the sixth it shifts the log-odds by at most 0.1 (0.13 for a stale note
-    at the floor): it decides between notes of all but equal relevance, and use never buries the right answer.
+    a clearly better answer; on the odds to the sixth it shifts the log-odds by at most 0.1 between a note used
+    today and one never used (0.23 against a stale note at the floor of 0.25): it decides between notes of all but
+    equal relevance, and use never buries the right answer.
     Measured on the help vault's questions, one half asked after the other had been used: on squared odds (a
     shift of up to 0.3) two answers the title's meaning had just lifted to fourth fell back to sixth behind notes
     other questions had used; to the sixth neither half lost an answer from its top 5, where a multiplier on the

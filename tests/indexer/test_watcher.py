@@ -128,3 +128,32 @@ def test_watch_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert '"event": "stopped"' in out
+
+
+def test_titles_waiting_for_vectors_are_embedded_while_the_vault_is_quiet(tmp_path: Path) -> None:
+    # An index from before titles were embedded: every chunk has its vector, no title has one.
+    vault = tmp_path / "vault"
+    write(vault, "Notes/start.md", "first note\n")
+    write(vault, "Notes/ski.md", "Chamonix on the fourteenth of February\n")
+    ws = workspace(vault)
+    indexer = ws.indexer()
+    indexer.sync()
+    with indexer.manifest.transaction() as db:
+        db.execute("UPDATE notes SET title_vec = NULL")
+    batches: queue.Queue[IndexReport] = queue.Queue()
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=watch,
+        args=(indexer, stop, lambda report, n: batches.put(report)),
+        kwargs={"debounce_ms": 800, "step_ms": 100},
+        daemon=True,
+    )
+    thread.start()
+    try:
+        report = batches.get(timeout=30)  # no file changed: the quiet loop does it
+        assert (report.titles_embedded, report.titles_left) == (2, 0)
+        assert indexer.manifest.untitled_count() == 0
+    finally:
+        stop.set()
+        thread.join(10)
+        ws.close()

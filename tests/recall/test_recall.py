@@ -130,8 +130,8 @@ def test_every_score_is_explained_and_adds_up(indexed: Workspace) -> None:
         assert e.raw is not None
         assert e.final == pytest.approx(e.raw * e.decay.value)
         assert item.score == pytest.approx(e.final)
-        # The decay multiplies the squared odds of the relevance (the graph and date boosts in log-odds) against
-        # the best candidate's.
+        # The decay multiplies the odds of the relevance (the graph and date boosts in log-odds) against the best
+        # candidate's, to the sixth.
         assert 0 < e.raw <= 1
     raws = [i.explanation.raw for i in context.results if i.explanation is not None]
     assert max(raws) == pytest.approx(1.0)
