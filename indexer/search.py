@@ -378,9 +378,7 @@ class Searcher:
             return {}
         # A conversation's title names a session, not the many things said in it: only other notes' titles count.
         titles = self._title_cosines(embedded, [p for p, r in records.items() if r.kind != "conversation"])
-        notes = max(self._index_shape()[0], 1)
-        df = self._doc_frequencies(terms) if terms else {}
-        idf = {t: math.log(1.0 + (notes - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
+        idf = self._idf(terms)
         total = sum(idf.values()) or 1.0
         name = _name_key(query)
         named = set(self.manifest.named(name)) if name else set()
@@ -462,11 +460,17 @@ class Searcher:
         terms each candidate holds, when known already)."""
         if not terms:
             return 0.0
-        notes = max(self._index_shape()[0], 1)
-        df = self._doc_frequencies(terms)
-        idf = {t: math.log(1.0 + (notes - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
+        idf = self._idf(terms)
         holds = (self.manifest.holding(terms, [path]) if held is None else held).get(path, set())
         return sum(idf[t] for t in holds) / (sum(idf.values()) or 1.0)
+
+    def _idf(self, terms: list[str]) -> dict[str, float]:
+        """Each term's BM25 idf in this index (empty without terms)."""
+        if not terms:
+            return {}
+        notes = max(self._index_shape()[0], 1)
+        df = self._doc_frequencies(terms)
+        return {t: math.log(1.0 + (notes - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
 
     def _holding_every_word(self, terms: list[str], limit: int, scope: Scope | None) -> list[str]:
         """Notes holding every one of `terms` (the query's words as the lexical side keeps them), when there are

@@ -108,6 +108,11 @@ class IndexReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     """(path, reason) of every note skipped in this run."""
 
+    @property
+    def waiting(self) -> int:
+        """Chunks and titles still waiting for their vectors."""
+        return self.chunks_left + self.titles_left
+
     def merge(self, other: IndexReport) -> None:
         """Add another report's counts to this one (batches of a watch session)."""
         # Every field is a count or a duration except the list of skipped notes: derive, don't list them.

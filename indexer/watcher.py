@@ -77,7 +77,7 @@ def watch(
     """
     root = indexer.vault.root
     ready = False
-    waiting = 0  # chunks still without a vector
+    waiting = 0  # chunks and titles still without a vector
     for changes in watchfiles.watch(
         root,
         watch_filter=VaultFilter(root),
@@ -92,7 +92,7 @@ def watch(
             # The first (possibly empty) yield means the OS watch is live: catch up once, then report.
             ready = True
             catch_up = indexer.sync(progress=progress, embed_for_s=0.0)
-            waiting = catch_up.chunks_left + catch_up.titles_left
+            waiting = catch_up.waiting
             if catch_up.notes_indexed or catch_up.notes_deleted or catch_up.notes_skipped:
                 on_batch(catch_up, 0)
             if on_ready:
@@ -100,7 +100,7 @@ def watch(
         if not changes:
             if waiting:
                 report = indexer.embed(progress, for_s=embed_for_s, batch=EMBED_BATCH_WATCHING)
-                waiting = report.chunks_left + report.titles_left
+                waiting = report.waiting
                 if report.chunks_embedded or report.titles_embedded:
                     on_batch(report, 0)
             continue
@@ -113,5 +113,5 @@ def watch(
         if on_paths is not None:
             on_paths(frozenset(rels))
         report = indexer.update(rels, progress=progress, embed_for_s=embed_for_s)
-        waiting = report.chunks_left + report.titles_left
+        waiting = report.waiting
         on_batch(report, len(changes))

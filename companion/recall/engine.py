@@ -346,8 +346,7 @@ class Recall:
             base = hit.score + graph.get(path, 0.0) + date_boost
             # A note the question names comes first whatever its relevance: its odds count as the best's, so
             # only the decay sets it apart from the best candidate in the number printed beside it.
-            named_best = best if hit.name_rank else float("-inf")
-            raw = relative_odds(max(logits[path], named_best), best) if path in logits else None
+            raw = relative_odds(best if hit.name_rank else logits[path], best) if path in logits else None
             if path in logits:
                 # The floor is held to the relevance with its boosts, on the scale they were added on.
                 base = 1.0 / (1.0 + math.exp(-min(max(logits[path], -60.0), 60.0)))

@@ -171,9 +171,7 @@ class IndexKeeper:
         self._post(IndexStatus(state=state))
         touched, self._sessions_touched = self._sessions_touched, False
         # The meaning side finishing changes every ranking; each stretch of it on the way would only stir the panes.
-        finished = (report.chunks_embedded > 0 or report.titles_embedded > 0) and not (
-            report.chunks_left or report.titles_left
-        )
+        finished = (report.chunks_embedded > 0 or report.titles_embedded > 0) and not report.waiting
         if report.notes_indexed or report.notes_deleted or touched or finished:
             self._post(IndexChanged())
 
