@@ -47,6 +47,9 @@ class Found:
     """A wikilink Obsidian opens at the passage (`[[Title#Heading]]`, `[[Title#^block]]`), empty when unknown."""
     match: bool = True
     """False for a note shown only as the closest one when nothing reached the relevance floor."""
+    relevance: float | None = None
+    """How likely the note answers the question, with its boosts (what the relevance floor is held to); None where
+    the ranking has no relevance (a memory query's modes other than hybrid)."""
 
     @property
     def wikilink(self) -> str:
@@ -60,6 +63,7 @@ class Found:
             "match": self.match,
             "title": self.title,
             "score": round(self.score, 6),
+            "relevance": None if self.relevance is None else round(self.relevance, 6),
             "tier": self.tier,
             "type": self.note_type,
             "date": self.date,

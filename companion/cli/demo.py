@@ -10,7 +10,7 @@ from typing import Any
 
 from companion.cli.output import ProgressBar, print_json
 from companion.locations import data_root
-from companion.recall.results import score_text
+from companion.recall.results import relevance_text
 from companion.words import counted
 from companion.workspace import Workspace
 
@@ -88,8 +88,7 @@ def run(args: argparse.Namespace) -> int:
     for query, hits in samples.items():
         print(f"\nrecall  {query!r}")
         for rank, h in enumerate(hits, 1):
-            score = f"{score_text(h.score):>6}" if h.explanation is not None else "     -"
-            print(f"  {rank}. {score} {h.tier:<8} {h.path}")
+            print(f"  {rank}. {relevance_text(h):>5} {h.tier:<8} {h.path}")
     print(f"\nTry:  companion recall --vault {dest} --explain 'what is the running plan?'")
     if args.no_tui or not (sys.stdin.isatty() and sys.stdout.isatty()):
         return 0

@@ -27,7 +27,7 @@ from companion.cli.args import (
 from companion.cli.output import print_json
 from companion.errors import CompanionError, ConfigError
 from companion.recall.engine import Recall
-from companion.recall.results import Located, RecalledContext, score_text
+from companion.recall.results import Located, RecalledContext, relevance_text
 from companion.recall.scope import Scope, parse_as_of, where_from_mapping
 from companion.recall.temporal import temporal_json
 from companion.words import counted
@@ -164,11 +164,7 @@ def _print(context: RecalledContext, explain: bool, why: str = "", located: dict
         place = located.get(item.path)
         where = f"  › {place.heading}" if place is not None and place.heading else ""
         date = f"  ({item.date[:10]})" if item.date else ""
-        # An item listed by time is not scored.
-        score = (
-            f"{score_text(item.score):>6}" if item.explanation is not None else "     -"
-        )  # listed by time, not scored
-        print(f"{rank:>2}. {score} {item.tier:<8} {item.path}{where}{date}")
+        print(f"{rank:>2}. {relevance_text(item):>5} {item.tier:<8} {item.path}{where}{date}")
         if place is not None and place.snippet and item.explanation is not None:
             print(f"      {place.snippet}")
         if explain and item.explanation is not None:

@@ -26,6 +26,11 @@ class Item(Shape):
     link: str = Field(description="A wikilink to the passage, as Obsidian opens it")
     score: float = Field(description="Its score in this ranking (higher is better; 0 where the mode does not rank)")
     match: bool = Field(description="False for a note listed only as the closest when nothing matched well")
+    relevance: float | None = Field(
+        default=None,
+        description="How likely the note answers the question, 0 to 1 on one scale for every question (below the "
+        "relevance floor, 0.4 by default, it is no match); null where the mode does not rank by relevance",
+    )
     type: str | None = Field(description="The note's `type` property (fact, entity, conversation...)")
     date: str | None = Field(description="The note's `date` property")
     snippet: str = Field(description="One line of the passage that matched")

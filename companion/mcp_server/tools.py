@@ -344,6 +344,7 @@ def _items(found: list[Found]) -> list[shapes.Item]:
             link=f.wikilink,
             score=round(f.score, 4),
             match=f.match,
+            relevance=None if f.relevance is None else round(f.relevance, 3),
             type=f.note_type,
             date=f.date,
             snippet=one_line(f.snippet, LINE_CHARS),

@@ -240,3 +240,13 @@ class Located:
 def score_text(score: float) -> str:
     """A final score for a person: three decimals, `<0.001` below them (relative odds to the sixth fall that far)."""
     return f"{score:.3f}" if score >= 0.001 else "<0.001"
+
+
+def relevance_text(item: RecallItem) -> str:
+    """What a list shows beside a note: its relevance with its boosts (what the relevance floor is held to), three
+    decimals, `-` for a note listed by time and not scored.
+
+    The final score ranks, but it is relative to the first result and to the sixth power, so all but the first
+    print as `<0.001`; the relevance says how good each match is on its own, on one scale for every question."""
+    e = item.explanation
+    return "-" if e is None else f"{e.base:.3f}"

@@ -58,6 +58,19 @@ def test_a_search_with_no_good_match_says_so_with_the_closest_notes(api: AgentAp
     assert found and len(found) <= 3
     assert not any(f.match for f in found)
     assert all(f.as_json()["match"] is False for f in found)
+    # Each says how far it is from a match, on the scale the floor is held to.
+    floor = api.workspace.config.recall.relevance_floor
+    assert all(f.relevance is not None and f.relevance < floor for f in found)
+
+
+def test_each_search_result_carries_its_relevance_on_one_scale(api: AgentApi) -> None:
+    found = api.search("kitchen renovation", k=5)
+    floor = api.workspace.config.recall.relevance_floor
+    assert found and all(f.relevance is not None and f.relevance >= floor for f in found if f.match)
+    assert [f.as_json()["relevance"] for f in found] == [round(f.relevance or 0.0, 6) for f in found]
+    # Unlike the final score (relative to the first, to the sixth power), it does not vanish after the first.
+    assert len(found) >= 2 and found[1].relevance is not None and found[1].relevance > found[1].score
+    assert all(f.relevance is None for f in api.memory_query("lexical", "boiler"))
 
 
 def test_search_filters_by_frontmatter_dates_and_path(api: AgentApi) -> None:

@@ -51,6 +51,21 @@ def test_recall_json_has_tiers_scores_and_explanations(vault: Path, data_dir: st
     assert data["as_of"] == AS_OF
 
 
+def test_the_list_shows_each_notes_relevance_not_the_relative_final_score(vault: Path, data_dir: str) -> None:
+    # The final score is relative to the first result (to the sixth power): a list of them says nothing past the
+    # first; each note's relevance is on one scale, the one the relevance floor is held to.
+    for question, matches in (("kitchen", True), ("budget", False)):
+        query = ("recall", question, "--as-of", AS_OF)
+        data = json.loads(_run(vault, data_dir, *query, "--json").stdout)
+        text = _run(vault, data_dir, *query).stdout
+        scored = [r for r in data["results"] if r["tier"] == "warm"]
+        assert len(scored) >= 2 and all(r["match"] is matches for r in scored)
+        assert data["no_good_match"] is not matches
+        for result in scored:
+            assert f"{result['relevance']:.3f} warm     {result['path']}" in text
+        assert "<0.001" not in text
+
+
 def test_recall_where_and_path_filters(vault: Path, data_dir: str) -> None:
     out = _run(vault, data_dir, "recall", "kitchen", "--where", "user_id=bob", "--as-of", AS_OF, "--json")
     data = json.loads(out.stdout)
