@@ -10,17 +10,17 @@ from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable
 
-from companion.recall.results import RecallItem, score_text
+from companion.recall.results import RecallItem, relevance_text, score_text
 from companion.vault.parse import title_of
 from companion.vault.sessions import SessionSummary
 from widgets.keyed_table import KeyedTable, marked
 
-ALL_COLUMNS = ("final", "relevance", "sim", "bm25", "decay", "accessed", "n", "type", "tier", "note")
+ALL_COLUMNS = ("relevance", "final", "sim", "bm25", "decay", "accessed", "n", "type", "tier", "note")
 """Every column, in the order they show. The note comes last so the scores stay in view: a long name is cut at the
 pane's edge instead of pushing them out of it."""
 DETAILS: dict[str, tuple[str, ...]] = {
-    "narrow": ("final", "decay", "tier", "note"),
-    "medium": ("final", "relevance", "decay", "accessed", "tier", "note"),
+    "narrow": ("relevance", "decay", "tier", "note"),
+    "medium": ("relevance", "final", "decay", "accessed", "tier", "note"),
     "wide": ALL_COLUMNS,
 }
 """Which columns each terminal width shows (see `detail_for`); the explain view (`e`) has every part of a score."""
@@ -31,8 +31,8 @@ NUMERIC = frozenset({"final", "relevance", "sim", "bm25", "decay", "n"})
 
 
 def detail_for(width: int) -> str:
-    """The warm pane's layout for a terminal `width` columns wide: from 80 columns the final score, the decay and
-    the tier; from 110 (where both sides show) the relevance and the last access too; from 160 every part of the
+    """The warm pane's layout for a terminal `width` columns wide: from 80 columns the relevance, the decay and the
+    tier; from 110 (where both sides show) the final score and the last access too; from 160 every part of the
     score."""
     if width >= 160:
         return "wide"
@@ -189,14 +189,13 @@ class WarmPane(KeyedTable):
             last = e.access.last_accessed_at if e is not None else None
             heading = headings.get(item.path, "")
             note = item.path if _same_name(heading, item.path) else f"{item.path} › {heading}"
-            relevance = (e.boosted if e.boosted is not None else e.relevance) if e is not None else None
             arrived = before is not None and item.path not in before
             rows.append(
                 (
                     item.path,
                     {
                         "final": score_text(item.score) if e is not None else "-",
-                        "relevance": f"{relevance:.2f}" if relevance is not None else "",
+                        "relevance": relevance_text(item),
                         "sim": f"{e.dense:.2f}" if e is not None else "",
                         "bm25": _bm25(e.lexical, e.words > 0) if e is not None else "",
                         "decay": f"{e.decay.value:.2f}" if e is not None else "",
@@ -231,6 +230,7 @@ class WarmPane(KeyedTable):
                 (
                     s.path,
                     {
+                        "relevance": "-",
                         "final": "-",
                         "type": "session",
                         "tier": marked("moved") if s.path in moved else "pushed",
@@ -245,7 +245,7 @@ class WarmPane(KeyedTable):
         """Rows that are not a recall: (path, when, what) of notes worth a look, such as the latest changed (their
         day goes in the note's cell: they have no score, and the day is not an access)."""
         cells: list[tuple[str, dict[str, str | Text]]] = [
-            (path, {"final": "-", "type": what, "note": f"{path} ({when})" if when else path})
+            (path, {"relevance": "-", "final": "-", "type": what, "note": f"{path} ({when})" if when else path})
             for path, when, what in rows
         ]
         self._fill("notes", cells, title, subtitle=NOTES_HINT)

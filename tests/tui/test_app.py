@@ -713,9 +713,9 @@ def test_typing_in_the_tag_box_adds_a_tag_to_those_the_note_has(ws: Workspace) -
 @pytest.mark.parametrize(
     ("size", "columns"),
     [
-        ((80, 24), ("final", "decay", "tier", "note")),
-        ((120, 40), ("final", "relevance", "decay", "accessed", "tier", "note")),
-        ((200, 50), ("final", "relevance", "sim", "bm25", "decay", "accessed", "n", "type", "tier", "note")),
+        ((80, 24), ("relevance", "decay", "tier", "note")),
+        ((120, 40), ("relevance", "final", "decay", "accessed", "tier", "note")),
+        ((200, 50), ("relevance", "final", "sim", "bm25", "decay", "accessed", "n", "type", "tier", "note")),
     ],
 )
 def test_the_warm_pane_keeps_the_decay_and_the_tier_in_view_at_every_width(
