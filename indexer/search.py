@@ -16,7 +16,7 @@ from companion.embedding.providers import Embedder
 from companion.errors import StoreError
 from companion.recall.candidates import Hit, NoteInfo, fuse, lexical_dense_weight
 from companion.recall.fusion import Evidence, FusionModel, Question, features, name_rank
-from companion.recall.language import language_of
+from companion.recall.language import language_of, question_language
 from companion.recall.scope import Scope
 from companion.vault.dates import note_day
 from companion.words import QUESTION_FILLER, STOPWORDS, segment, unspaced_share
@@ -57,6 +57,7 @@ _PRUNE_FROM = 5000  # notes from which terms common to many notes are left out o
 _COMMON_SHARE = 0.1  # "common": held by more than this share of the notes
 _TITLE_ITEM = np.dtype(TITLE_VECTOR_DTYPE).itemsize  # bytes per number of a stored title vector
 _MOST_TERMS = 5  # in a large vault, the lexical query keeps at most this many of its rarest words
+_LANGUAGE_VOTERS = 10  # the best word matches whose languages name a question's when its words name none
 
 
 def _name_key(text: str) -> str:
@@ -384,8 +385,10 @@ class Searcher:
         named = set(self.manifest.named(name)) if name else set()
         words = set(query_terms(query))
         matched = [v for p, v in lexical.items() if p in records]
-        asked = language_of(query)
         languages = self.languages(records)
+        # A few keywords name no language by themselves: the notes holding them do (see `question_language`).
+        strongest = sorted((p for p in lexical if p in languages), key=lambda p: -lexical[p])[:_LANGUAGE_VOTERS]
+        asked = question_language(query, [(languages[p], lexical[p]) for p in strongest])
         question = Question(
             foreign=asked != "en",
             best_cosine=max(dense.values(), default=0.0),

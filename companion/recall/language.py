@@ -10,6 +10,7 @@ then taken as English, the model's own.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 _SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("latin", re.compile(r"[A-Za-z\u00c0-\u024f\u1e00-\u1eff]")),
@@ -86,6 +87,11 @@ def language_of(text: str) -> str:
 
 def _latin_language(text: str) -> str:
     """Among languages written in Latin letters, the one whose commonest words the text holds most of."""
+    return _latin_votes(text)[0]
+
+
+def _latin_votes(text: str) -> tuple[str, int]:
+    """(`_latin_language`'s guess, how many of the text's words are common words of that language)."""
     words = [w.casefold() for w in _WORD.findall(text)]
     english = sum(w in _ENGLISH_COMMON for w in words)
     best, hits = "en", english
@@ -94,8 +100,37 @@ def _latin_language(text: str) -> str:
         if found > hits:
             best, hits = code, found
     if best == "en" and english == 0 and any(not ch.isascii() for ch in text if ch.isalpha()):
-        return "latin"  # accented letters and no English word: some other language
-    return best
+        return "latin", 0  # accented letters and no English word: some other language
+    return best, hits
+
+
+VAULT_SHARE = 2 / 3
+"""The share of the word matches' weight one language must hold to name the language of a question whose own words
+name none."""
+
+
+def question_language(text: str, holders: Sequence[tuple[str, float]]) -> str:
+    """A question's language: `language_of`, except for a question in Latin letters holding no common word of any
+    language (a few keywords: "Obsidian Sprache umstellen", "desactivar actualizaciones automáticas"), which is in
+    the language of the notes holding its words when one language holds `VAULT_SHARE` of their weight.
+
+    `holders` are the notes that hold the question's words, as (their language, their word score), best first.
+    Such a question says nothing of its language by itself (taken for English, the embedding model would vote and
+    the answer, in another language, would count as a translation); the words it shares with the vault do. An
+    English keyword question in a vault of many languages finds English notes first, and stays English.
+    """
+    guess = language_of(text)
+    if guess not in ("en", "latin") or _latin_votes(text)[1] > 0 or not holders:
+        return guess
+    weights: dict[str, float] = {}
+    for language, weight in holders:
+        if weight > 0:
+            weights[language] = weights.get(language, 0.0) + weight
+    total = sum(weights.values())
+    if total <= 0:
+        return guess
+    language, weight = max(weights.items(), key=lambda kv: kv[1])
+    return language if weight >= VAULT_SHARE * total else guess
 
 
 def foreign(text: str) -> bool:

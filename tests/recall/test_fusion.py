@@ -20,7 +20,7 @@ from companion.recall.fusion import (
     name_rank,
 )
 from companion.recall.fusion_fit import Judged, fit, ranking_scores
-from companion.recall.language import foreign, language_of
+from companion.recall.language import foreign, language_of, question_language
 
 ENGLISH = Question(foreign=False, best_cosine=0.7, best_bm25=10.0, low_bm25=2.0, dense_span=0.3)
 
@@ -142,6 +142,28 @@ def test_fitting_learns_to_rank_and_what_no_match_looks_like() -> None:
 def test_a_text_s_language_is_guessed_from_its_script_and_common_words(text: str, language: str) -> None:
     assert language_of(text) == language
     assert foreign(text) == (language != "en")
+
+
+@pytest.mark.parametrize(
+    ("text", "holders", "language"),
+    [
+        # Keywords that name no language take the language of the notes holding them...
+        ("Obsidian Sprache umstellen", [("de", 9.0), ("de", 7.5), ("en", 2.0)], "de"),
+        ("desactivar actualizaciones automáticas", [("es", 6.0), ("pt", 1.0)], "es"),
+        # ... only when one language holds two thirds of their weight...
+        ("Obsidian Sync", [("de", 4.0), ("en", 4.0), ("fr", 3.5)], "en"),
+        ("File recovery", [("en", 8.0), ("ro", 7.0), ("en", 5.0)], "en"),
+        ("desactivar actualizaciones automáticas", [], "latin"),
+        # ... and never overrule a question's own words or script.
+        ("how do I change the language", [("de", 9.0)], "en"),
+        ("recherche limitée à un dossier", [("de", 9.0)], "fr"),
+        ("社区插件怎么安装", [("en", 9.0)], "zh"),
+    ],
+)
+def test_a_question_whose_words_name_no_language_takes_the_language_of_the_notes_holding_them(
+    text: str, holders: list[tuple[str, float]], language: str
+) -> None:
+    assert question_language(text, holders) == language
 
 
 def test_a_note_with_no_evidence_has_a_feature_vector_of_the_model_s_size() -> None:

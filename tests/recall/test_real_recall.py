@@ -87,3 +87,37 @@ def test_translations_sharing_a_name_come_in_the_question_s_language_title_first
     assert set(recovery[1:3]) == {"ro/Recuperarea fișierelor.md", "de/Dateiwiederherstellung.md"}
     hotkeys = [r["path"] for r in _recall(vault, data, "Hotkeys")["results"]]
     assert hotkeys[:2] == ["en/Keyboard shortcuts.md", "fr/Raccourcis clavier.md"]
+
+
+def test_keywords_that_name_no_language_are_read_in_the_language_of_the_notes_holding_them(tmp_path: Path) -> None:
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    write(
+        vault,
+        "de/Spracheinstellungen.md",
+        "Obsidian zeigt die Oberfläche in deiner Sprache. Um die Sprache umzustellen, öffne die Einstellungen, "
+        "wähle Allgemein und dann Sprache; nach einem Neustart gilt die neue Sprache. Sprache umstellen geht "
+        "jederzeit.\n",
+    )
+    write(
+        vault,
+        "en/Language settings.md",
+        "Obsidian shows its interface in your language. To change the language, open Settings, choose General and "
+        "then Language; the new language applies after a restart.\n",
+    )
+    write(
+        vault,
+        "en/Themes.md",
+        "A theme changes how Obsidian looks: colours, fonts and spacing. Install one from the community list.\n",
+    )
+    companion_json("index", "--vault", str(vault), "--data-dir", str(data))
+
+    # Plain letters and no common word of any language: only the notes holding the words say it is German, so the
+    # German answer is in the question's language (not a translation) and the English-only model's vote shrinks.
+    german = _recall(vault, data, "Obsidian Sprache umstellen", "--explain")["results"][0]
+    assert german["path"] == "de/Spracheinstellungen.md" and german["match"]
+    assert "other_language" not in german["explanation"]["fusion"]
+    assert {"foreign_dense", "foreign_bm25"} <= set(german["explanation"]["fusion"])
+    # An English question of keywords finds English notes holding its words, and stays English.
+    english = _recall(vault, data, "Obsidian interface language", "--explain")["results"][0]
+    assert english["path"] == "en/Language settings.md"
+    assert not {"foreign_dense", "foreign_bm25", "other_language"} & set(english["explanation"]["fusion"])
