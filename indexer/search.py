@@ -222,7 +222,11 @@ class Searcher:
             every += [p for p in self._named(every_word_query or query, scope) if p not in every]
         # Which of the question's words each candidate holds: asked once, for the coverage and the features alike
         # (one full-text query per word, the costliest part of a search with the learned fusion).
-        held = self.manifest.holding(terms, list({*dense, *lexical, *every})) if learning and terms else None
+        held = (
+            self.manifest.holding(terms, list({*dense, *lexical, *every}), self._doc_frequencies(terms))
+            if learning and terms
+            else None
+        )
         coverage = 0.0
         if lexical and lexical_trust > 0 and 0.0 < dense_weight < 1.0:
             coverage = self._coverage(terms, max(lexical, key=lambda p: lexical[p]), held)

@@ -430,10 +430,15 @@ def test_the_dense_share_follows_how_much_of_the_question_one_note_holds(tmp_pat
         recall.settings = replace(recall.settings, lexical_trust=0.0)
         fixed = recall.recall("boiler pressure gauge", k=3).results[0].explanation
         assert fixed is not None and fixed.dense_weight == 0.75
-        assert ws.manifest.holding(["boiler", "tomato", "zeppelin"], ["Notes/boiler.md", "Notes/garden.md"]) == {
-            "Notes/boiler.md": {"boiler"},
-            "Notes/garden.md": {"tomato"},
-        }
+        words, candidates = ["boiler", "tomato", "zeppelin"], ["Notes/boiler.md", "Notes/garden.md"]
+        expected = {"Notes/boiler.md": {"boiler"}, "Notes/garden.md": {"tomato"}}
+        assert ws.manifest.holding(words, candidates) == expected
+        # Knowing how many notes hold each word picks the faster query per word (a word's whole list of notes when
+        # it is short, else the candidates one by one); the answer is the same either way, other notes left out.
+        frequencies = ws.manifest.doc_frequencies(words)
+        assert ws.manifest.holding(words, candidates, frequencies) == expected
+        assert ws.manifest.holding(words, candidates, dict.fromkeys(words, 10**9)) == expected
+        assert ws.manifest.holding(words, ["Notes/garden.md"], frequencies) == {"Notes/garden.md": {"tomato"}}
     finally:
         ws.close()
 
