@@ -57,6 +57,7 @@ _PRUNE_FROM = 5000  # notes from which terms common to many notes are left out o
 _COMMON_SHARE = 0.1  # "common": held by more than this share of the notes
 _TITLE_ITEM = np.dtype(TITLE_VECTOR_DTYPE).itemsize  # bytes per number of a stored title vector
 _MOST_TERMS = 5  # in a large vault, the lexical query keeps at most this many of its rarest words
+_VECTOR_SCOPES = 4  # narrow scopes whose chunk vectors are kept (at most `_EXACT_LIMIT` vectors each, ~2.3 MB)
 _LANGUAGE_VOTERS = 10  # the best word matches whose languages name a question's when its words name none
 
 
@@ -105,6 +106,7 @@ class Searcher:
         self._shape: tuple[tuple[int, int], int, str | None] | None = None  # (generation, notes, newest day)
         self._built: tuple[tuple[int, int], float] | None = None  # (generation, share of chunks embedded)
         self._scopes: dict[tuple[Scope, tuple[int, int]], tuple[set[str], list[str] | None]] = {}
+        self._vector_scopes: dict[tuple[Scope, tuple[int, int]], tuple[list[str], npt.NDArray[np.float32]]] = {}
         self._df: tuple[tuple[int, int], dict[str, int]] = ((-1, -1), {})
         self._languages: dict[tuple[str, str], str] = {}  # (path, content hash) -> language, see `languages`
         self.capture: list[tuple[str, dict[str, tuple[float, ...]]]] | None = None
@@ -313,16 +315,31 @@ class Searcher:
         if not allowed:
             return []
         if ids is not None and len(ids) <= _EXACT_LIMIT:
-            stored = self._store.embeddings(ids)
-            if not stored:
+            names, matrix = self._scope_vectors(scope, ids)
+            if not names:
                 return []
-            names = list(stored)
-            sims = np.stack([stored[n] for n in names]) @ vector
+            sims = matrix @ vector
             order = np.argsort(-sims)[:want]
             return [(names[i], float(sims[i])) for i in order]
         notes = max(self._index_shape()[0], 1)
         more = min(int(want * notes / len(allowed)) + want, _MAX_FETCH)
         return [row for row in self._store.nearest(vector, more) if row[0].rpartition("#")[0] in allowed][:want]
+
+    def _scope_vectors(self, scope: Scope, ids: list[str]) -> tuple[list[str], npt.NDArray[np.float32]]:
+        """The stored vectors of a narrow scope's chunks (`ids`), as (chunk ids, one row each), kept for the last few
+        scopes while the index is unchanged: an agent's questions within one chat or one week ask the same scope
+        again and again, and reading a few hundred vectors from the store costs more than the search itself."""
+        key = (scope, self.manifest.generation())
+        found = self._vector_scopes.pop(key, None)
+        if found is None:
+            stored = self._store.embeddings(ids) if self._store is not None else {}
+            names = list(stored)
+            matrix = np.stack([stored[n] for n in names]) if names else np.zeros((0, 0), dtype=np.float32)
+            found = (names, matrix)
+            while len(self._vector_scopes) >= _VECTOR_SCOPES:
+                self._vector_scopes.pop(next(iter(self._vector_scopes)))  # the least recently asked
+        self._vector_scopes[key] = found
+        return found
 
     def built(self) -> float:
         """The share of the index's chunks that have their vectors (1.0 when every one has; read again only when
