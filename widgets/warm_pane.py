@@ -126,7 +126,7 @@ class WarmPane(KeyedTable):
 
     def action_sort_reverse(self) -> None:
         """Reverse the current order."""
-        self.sort_by(self.sort_column or "final", descending=not self.sort_descending)
+        self.sort_by(self.sort_column or "relevance", descending=not self.sort_descending)
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         """Sort by a clicked header; a second click reverses."""

@@ -48,8 +48,9 @@ class Found:
     match: bool = True
     """False for a note shown only as the closest one when nothing reached the relevance floor."""
     relevance: float | None = None
-    """How likely the note answers the question, with its boosts (what the relevance floor is held to); None where
-    the ranking has no relevance (a memory query's modes other than hybrid)."""
+    """How likely the note answers the question, with its boosts: what the relevance floor in force is held to (with
+    the learned fusion a probability; with the weighted sum a sum of scaled parts). None where nothing was scored: a
+    memory query's modes other than hybrid, a recent session listed by time."""
 
     @property
     def wikilink(self) -> str:

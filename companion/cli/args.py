@@ -123,8 +123,8 @@ def item_json(item: RecallItem, explain: bool = True) -> dict[str, Any]:
         "anchor": item.anchor,
     }
     e = item.explanation
-    if e is not None:
-        out["relevance"] = round(e.base, 6)
+    # The number the relevance floor is held to; None for a note listed by time, not scored.
+    out["relevance"] = None if e is None else round(e.base, 6)
     if explain and e is not None:
         out["explanation"] = {
             "dense": round(e.dense, 6),

@@ -219,7 +219,10 @@ def _print_found(data: dict[str, Any]) -> None:
     if not results:
         print("nothing found")
     for n, r in enumerate(results, 1):
-        print(f"{n:>2}. {r['score']:.3f} {r['tier']:<8} {r['path']}" + (f"  ({r['date'][:10]})" if r["date"] else ""))
+        # Recall's own results carry their relevance (one scale for every question); the other retrieval paths
+        # (exact, type, lexical, graph) rank by a score of their own.
+        shown = r["relevance"] if r.get("relevance") is not None else r["score"]
+        print(f"{n:>2}. {shown:.3f} {r['tier']:<8} {r['path']}" + (f"  ({r['date'][:10]})" if r["date"] else ""))
         snippet = " ".join(r["snippet"].split())
         if snippet:
             print(f"      {snippet[:200]}")

@@ -28,8 +28,9 @@ class Item(Shape):
     match: bool = Field(description="False for a note listed only as the closest when nothing matched well")
     relevance: float | None = Field(
         default=None,
-        description="How likely the note answers the question, 0 to 1 on one scale for every question (below the "
-        "relevance floor, 0.4 by default, it is no match); null where the mode does not rank by relevance",
+        description="How likely the note answers the question: with the learned fusion (the default) a probability "
+        "on one scale for every question, below the relevance floor (0.4 by default) no match unless the question "
+        "names the note; null where the mode does not rank by relevance",
     )
     type: str | None = Field(description="The note's `type` property (fact, entity, conversation...)")
     date: str | None = Field(description="The note's `date` property")

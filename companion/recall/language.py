@@ -117,11 +117,12 @@ def question_language(text: str, holders: Sequence[tuple[str, float]]) -> str:
     `holders` are the notes that hold the question's words, as (their language, their word score), best first.
     Such a question says nothing of its language by itself (taken for English, the embedding model would vote and
     the answer, in another language, would count as a translation); the words it shares with the vault do. An
-    English keyword question in a vault of many languages finds English notes first, and stays English.
+    English keyword question in a vault of many languages finds English notes first, and stays English; a product
+    name in Latin letters asked of a vault mostly in Japanese ("iPhone") is taken for Japanese, as its answers are.
     """
     guess = language_of(text)
-    if guess not in ("en", "latin") or _latin_votes(text)[1] > 0 or not holders:
-        return guess
+    if guess not in ("en", "latin") or _latin_votes(text)[1] > 0 or not holders or not _LETTER.search(text):
+        return guess  # its own words or script say it, or it has no word at all ("2024")
     weights: dict[str, float] = {}
     for language, weight in holders:
         if weight > 0:

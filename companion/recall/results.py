@@ -104,6 +104,8 @@ class Explanation:
             out.append(f"graph +{self.graph:.3f} (linked with {self.graph_via})")
         if self.date:
             out.append(f"date +{self.date:.3f} (dated in the range the question names)")
+        if self.boosted is not None and (self.graph or self.date):
+            out.append(f"relevance with the boosts {self.boosted:.3f} (what the list shows and the floor is held to)")
         d = self.decay
         if d.pinned:
             out.append(f"decay {d.value:.3f}: pinned, so the ceiling applies (the curve alone gives {d.curve:.3f})")
@@ -243,8 +245,8 @@ def score_text(score: float) -> str:
 
 
 def relevance_text(item: RecallItem) -> str:
-    """What a list shows beside a note: its relevance with its boosts (what the relevance floor is held to), three
-    decimals, `-` for a note listed by time and not scored.
+    """What a list shows beside a note: its relevance with its boosts (what the relevance floor in force is held to:
+    a probability with the learned fusion), three decimals, `-` for a note listed by time and not scored.
 
     The final score ranks, but it is relative to the first result and to the sixth power, so all but the first
     print as `<0.001`; the relevance says how good each match is on its own, on one scale for every question."""

@@ -14,7 +14,14 @@ def test_vault_commands_answer_in_text_and_json(tmp_path: Path) -> None:
     where = ["--vault", str(vault), "--data-dir", str(tmp_path / "data")]
     found = run_companion("vault", "search", "chalet deposit", "--k", "2", "--json", *where)
     assert found.returncode == 0, found.stderr
-    assert json.loads(found.stdout)["results"][0]["path"] == "Conversations/2026-10-05 Ski trip.md"
+    results = json.loads(found.stdout)["results"]
+    assert results[0]["path"] == "Conversations/2026-10-05 Ski trip.md"
+    # The text lists each result's relevance (one scale for every question), not the final score that is relative
+    # to the first result.
+    text = run_companion("vault", "search", "chalet deposit", "--k", "2", *where).stdout
+    assert all(f"{r['relevance']:.3f} {r['tier']:<8} {r['path']}" in text for r in results)
+    lexical = json.loads(run_companion("memory", "query", "lexical", "chalet", "--json", *where).stdout)
+    assert lexical["results"] and all(r["relevance"] is None for r in lexical["results"])
     note = run_companion("vault", "read", "Ingrid", *where)
     assert note.returncode == 0 and "People/Ingrid Olsen.md" in note.stdout
     assert "<- Projects/Kitchen Renovation.md" in note.stdout

@@ -153,6 +153,10 @@ def test_a_text_s_language_is_guessed_from_its_script_and_common_words(text: str
         # ... only when one language holds two thirds of their weight...
         ("Obsidian Sync", [("de", 4.0), ("en", 4.0), ("fr", 3.5)], "en"),
         ("File recovery", [("en", 8.0), ("ro", 7.0), ("en", 5.0)], "en"),
+        ("Sprache umstellen", [("de", 6.0), ("en", 4.0)], "en"),  # a majority short of two thirds
+        ("Sprache umstellen", [("de", 6.6), ("en", 3.3)], "de"),
+        ("iPhone", [("ja", 5.0)], "ja"),
+        ("2024", [("de", 9.0)], "en"),  # no word at all: nothing to take
         ("desactivar actualizaciones automáticas", [], "latin"),
         # ... and never overrule a question's own words or script.
         ("how do I change the language", [("de", 9.0)], "en"),

@@ -32,7 +32,7 @@ def test_kepano_names_kevin_kelly_first_and_says_when_nothing_matches(tmp_path: 
     assert named["results"][0]["path"] == "References/Kevin Kelly.md"
     assert not named["no_good_match"]
     assert "References/Well Made 145 Kevin Kelly.md" in [r["path"] for r in named["results"]]
-    # Named, it is scored as the best: the number printed beside it agrees with its place.
+    # Named, it is scored as the best: its final score (what the list is in order of) agrees with its place.
     assert named["results"][0]["score"] == max(r["score"] for r in named["results"])
 
     for query in ("quantum chromodynamics", "when is my dentist appointment"):

@@ -439,6 +439,7 @@ def test_the_dense_share_follows_how_much_of_the_question_one_note_holds(tmp_pat
         assert ws.manifest.holding(words, candidates, frequencies) == expected
         assert ws.manifest.holding(words, candidates, dict.fromkeys(words, 10**9)) == expected
         assert ws.manifest.holding(words, ["Notes/garden.md"], frequencies) == {"Notes/garden.md": {"tomato"}}
+        assert ws.manifest.holding(words, candidates, dict.fromkeys(words, 0)) == expected  # unknown to the index
     finally:
         ws.close()
 

@@ -553,7 +553,7 @@ def test_explain_sort_open_and_the_command_palette(ws: Workspace) -> None:
         warm = app.query_one(WarmPane)
         warm.focus()
         recalled = [warm.cell(i, "note") for i in range(warm.row_count)]
-        await pilot.press(*"ssssss")  # final, relevance, decay, accessed, tier, then the note
+        await pilot.press(*"ssssss")  # relevance, final, decay, accessed, tier, then the note
         assert warm.sort_column == "note"
         notes = [warm.cell(i, "note").casefold() for i in range(warm.row_count)]
         assert len(notes) >= 2 and notes == sorted(notes, reverse=True)
@@ -562,6 +562,9 @@ def test_explain_sort_open_and_the_command_palette(ws: Workspace) -> None:
         assert notes == sorted(notes)
         await pilot.press("s")  # past the last column: recall's own order again
         assert warm.sort_column is None and [warm.cell(i, "note") for i in range(warm.row_count)] == recalled
+        await pilot.press("S")  # from recall's order: by the relevance, shown at every width, least relevant first
+        assert warm.sort_column == "relevance" and not warm.sort_descending
+        await pilot.press("s")
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert {"Pin or unpin the note", "Merge the note into another", "Undo the last curation"} <= set(titles)
 
