@@ -103,9 +103,10 @@ def test_the_app_in_a_small_tmux_terminal(demo: Path, terminal: Callable[..., Te
     term.wait(r"ski trip budget")
     term.keys("Enter", pause=0.4)
     term.wait(r"Warm: 'ski trip budget' \(\d+\)")
-    # At 80 columns the warm pane shows the final score, the decay and the tier before the note's name.
-    term.wait(r"final\s+decay\s+tier\s+note")
-    row = term.wait(r"(\d\.\d{3}|<0\.001)\s+(\d\.\d\d)\s+(warm|hot|recent|new)\s+Memory/Ski trip budget\.md")
+    # At 80 columns the warm pane shows the relevance, the decay and the tier before the note's name.
+    term.wait(r"relevance\s+decay\s+tier\s+note")
+    row = term.wait(r"(\d\.\d{3})\s+(\d\.\d\d)\s+(warm|hot|recent|new)\s+Memory/Ski trip budget\.md")
+    assert 0.4 <= float(row.group(1)) <= 1.0  # a match: at or above the relevance floor
     assert 0.25 <= float(row.group(2)) <= 1.0  # the demo policy's decay floor and ceiling
     term.keys("v", pause=0.4)
     term.wait(r"Graph: ")
