@@ -117,7 +117,7 @@ class AgentApi:
                     snippet=place.snippet,
                     link=place.link,
                     match=item.matches(recalled.floor),
-                    relevance=None if item.explanation is None else item.explanation.base,
+                    relevance=item.relevance,
                 )
             )
         return found

@@ -122,9 +122,8 @@ def item_json(item: RecallItem, explain: bool = True) -> dict[str, Any]:
         "date": item.date,
         "anchor": item.anchor,
     }
+    out["relevance"] = None if item.relevance is None else round(item.relevance, 6)
     e = item.explanation
-    # The number the relevance floor is held to; None for a note listed by time, not scored.
-    out["relevance"] = None if e is None else round(e.base, 6)
     if explain and e is not None:
         out["explanation"] = {
             "dense": round(e.dense, 6),

@@ -158,6 +158,12 @@ class RecallItem:
         e = self.explanation
         return e is None or e.named > 0 or e.base >= floor
 
+    @property
+    def relevance(self) -> float | None:
+        """How likely the note answers the question, with its boosts: what the relevance floor in force is held to
+        (a probability with the learned fusion); None for a note listed by time, not scored."""
+        return None if self.explanation is None else self.explanation.base
+
 
 @dataclass(frozen=True)
 class RecalledContext:
@@ -250,5 +256,4 @@ def relevance_text(item: RecallItem) -> str:
 
     The final score ranks, but it is relative to the first result and to the sixth power, so all but the first
     print as `<0.001`; the relevance says how good each match is on its own, on one scale for every question."""
-    e = item.explanation
-    return "-" if e is None else f"{e.base:.3f}"
+    return "-" if item.relevance is None else f"{item.relevance:.3f}"

@@ -20,6 +20,15 @@ def _recall(vault: Path, data: Path, query: str, *extra: str) -> dict[str, Any]:
     return companion_json("recall", query, "--vault", str(vault), "--data-dir", str(data), "--no-sync", *extra)
 
 
+def _indexed(tmp_path: Path, notes: dict[str, str]) -> tuple[Path, Path]:
+    """A vault of these notes (path to text), indexed: (the vault, its data folder)."""
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    for path, text in notes.items():
+        write(vault, path, text)
+    companion_json("index", "--vault", str(vault), "--data-dir", str(data))
+    return vault, data
+
+
 @pytest.mark.skipif(not KEPANO.exists(), reason="shared kepano vault not present")
 def test_kepano_names_kevin_kelly_first_and_says_when_nothing_matches(tmp_path: Path) -> None:
     vault, data = tmp_path / "kepano", tmp_path / "data"
@@ -48,39 +57,33 @@ def test_kepano_names_kevin_kelly_first_and_says_when_nothing_matches(tmp_path: 
 
 
 def test_translations_sharing_a_name_come_in_the_question_s_language_title_first(tmp_path: Path) -> None:
-    vault, data = tmp_path / "vault", tmp_path / "data"
-    write(
-        vault,
-        "ro/Recuperarea fișierelor.md",
-        "---\naliases: [File recovery]\n---\nRecuperarea fișierelor păstrează instantanee ale notelor tale, "
-        "ca să poți reveni la o versiune mai veche a unei note după ce ai șters ceva din greșeală.\n",
+    vault, data = _indexed(
+        tmp_path,
+        {
+            "ro/Recuperarea fișierelor.md": (
+                "---\naliases: [File recovery]\n---\nRecuperarea fișierelor păstrează instantanee ale notelor tale, "
+                "ca să poți reveni la o versiune mai veche a unei note după ce ai șters ceva din greșeală.\n"
+            ),
+            "de/Dateiwiederherstellung.md": (
+                "---\naliases: [File recovery, Hotkeys backup]\n---\nDie Dateiwiederherstellung speichert "
+                "Schnappschüsse deiner Notizen, damit du eine ältere Version wiederherstellen kannst, wenn du etwas "
+                "gelöscht hast.\n"
+            ),
+            "en/File recovery.md": (
+                "File recovery keeps snapshots of your notes, so you can go back to an older version of a note after "
+                "deleting something by mistake.\n"
+            ),
+            "fr/Raccourcis clavier.md": (
+                "---\naliases: [Hotkeys]\n---\nLes raccourcis clavier vous permettent de lancer une commande sans la "
+                "souris ; vous pouvez les modifier dans les paramètres de l'application.\n"
+            ),
+            "en/Keyboard shortcuts.md": (
+                "---\naliases: [Hotkeys]\n---\nKeyboard shortcuts let you run a command without the mouse; you can "
+                "change them in the settings of the app.\n"
+            ),
+            "en/Snapshots explained.md": "How file recovery snapshots are taken every five minutes.\n",
+        },
     )
-    write(
-        vault,
-        "de/Dateiwiederherstellung.md",
-        "---\naliases: [File recovery, Hotkeys backup]\n---\nDie Dateiwiederherstellung speichert Schnappschüsse "
-        "deiner Notizen, damit du eine ältere Version wiederherstellen kannst, wenn du etwas gelöscht hast.\n",
-    )
-    write(
-        vault,
-        "en/File recovery.md",
-        "File recovery keeps snapshots of your notes, so you can go back to an older version of a note after "
-        "deleting something by mistake.\n",
-    )
-    write(
-        vault,
-        "fr/Raccourcis clavier.md",
-        "---\naliases: [Hotkeys]\n---\nLes raccourcis clavier vous permettent de lancer une commande sans la "
-        "souris ; vous pouvez les modifier dans les paramètres de l'application.\n",
-    )
-    write(
-        vault,
-        "en/Keyboard shortcuts.md",
-        "---\naliases: [Hotkeys]\n---\nKeyboard shortcuts let you run a command without the mouse; you can change "
-        "them in the settings of the app.\n",
-    )
-    write(vault, "en/Snapshots explained.md", "How file recovery snapshots are taken every five minutes.\n")
-    companion_json("index", "--vault", str(vault), "--data-dir", str(data))
 
     recovery = [r["path"] for r in _recall(vault, data, "File recovery")["results"]]
     assert recovery[0] == "en/File recovery.md"  # the title, in the question's language
@@ -90,26 +93,23 @@ def test_translations_sharing_a_name_come_in_the_question_s_language_title_first
 
 
 def test_keywords_that_name_no_language_are_read_in_the_language_of_the_notes_holding_them(tmp_path: Path) -> None:
-    vault, data = tmp_path / "vault", tmp_path / "data"
-    write(
-        vault,
-        "de/Spracheinstellungen.md",
-        "Obsidian zeigt die Oberfläche in deiner Sprache. Um die Sprache umzustellen, öffne die Einstellungen, "
-        "wähle Allgemein und dann Sprache; nach einem Neustart gilt die neue Sprache. Sprache umstellen geht "
-        "jederzeit.\n",
+    vault, data = _indexed(
+        tmp_path,
+        {
+            "de/Spracheinstellungen.md": (
+                "Obsidian zeigt die Oberfläche in deiner Sprache. Um die Sprache umzustellen, öffne die Einstellungen, "
+                "wähle Allgemein und dann Sprache; nach einem Neustart gilt die neue Sprache. Sprache umstellen geht "
+                "jederzeit.\n"
+            ),
+            "en/Language settings.md": (
+                "Obsidian shows its interface in your language. To change the language, open Settings, choose General "
+                "and then Language; the new language applies after a restart.\n"
+            ),
+            "en/Themes.md": (
+                "A theme changes how Obsidian looks: colours, fonts and spacing. Install one from the community list.\n"
+            ),
+        },
     )
-    write(
-        vault,
-        "en/Language settings.md",
-        "Obsidian shows its interface in your language. To change the language, open Settings, choose General and "
-        "then Language; the new language applies after a restart.\n",
-    )
-    write(
-        vault,
-        "en/Themes.md",
-        "A theme changes how Obsidian looks: colours, fonts and spacing. Install one from the community list.\n",
-    )
-    companion_json("index", "--vault", str(vault), "--data-dir", str(data))
 
     # Plain letters and no common word of any language: only the notes holding the words say it is German, so the
     # German answer is in the question's language (not a translation) and the English-only model's vote shrinks.
