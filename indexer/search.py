@@ -15,7 +15,7 @@ from companion.config import RecallConfig
 from companion.embedding.providers import Embedder
 from companion.errors import StoreError
 from companion.recall.candidates import Hit, NoteInfo, fuse, lexical_dense_weight
-from companion.recall.fusion import Evidence, FusionModel, Question, features, name_rank
+from companion.recall.fusion import Evidence, FusionModel, Question, features, name_rank, own_language_names
 from companion.recall.language import language_of, question_language
 from companion.recall.scope import Scope
 from companion.vault.dates import note_day
@@ -255,7 +255,7 @@ class Searcher:
         named: dict[str, int] = {}
         if model is not None and learned and dense_weight < 1.0:  # dense_weight 1: the embeddings alone
             ranked = [replace(f, score=model.relevance(learned[f.key]), words=0.0) for f in ranked if f.key in learned]
-            named = {p: name_rank(v) for p, v in learned.items() if name_rank(v)}
+            named = own_language_names({p: name_rank(v) for p, v in learned.items() if name_rank(v)})
             # An exact title or alias names the note: first, whatever the rest of the evidence says.
             ranked.sort(key=lambda f: (-named.get(f.key, 0), -round(f.score, 9), f.key))
         else:

@@ -153,6 +153,21 @@ def name_rank(vector: Sequence[float]) -> int:
     return 1 + (0 if vector[_OTHER_LANGUAGE] else 2) + (1 if vector[_TITLE] else 0)
 
 
+OWN_LANGUAGE_RANK = 3
+"""The lowest `name_rank` of a note named in the question's own language."""
+
+
+def own_language_names(ranks: Mapping[str, int]) -> dict[str, int]:
+    """The named notes that come first, by path: when the question names a note in its own language, its
+    translations that share the name are not put before everything else (a help vault's "File recovery" names
+    the English note and, through their aliases, its translations in a dozen languages, which would fill the
+    list before the English notes about it); they keep the place their relevance gives them. When no named note
+    is in the question's language, every named note comes first."""
+    if not any(rank >= OWN_LANGUAGE_RANK for rank in ranks.values()):
+        return dict(ranks)
+    return {path: rank for path, rank in ranks.items() if rank >= OWN_LANGUAGE_RANK}
+
+
 @dataclass(frozen=True)
 class FusionModel:
     """A logistic model over `FEATURES`: `relevance = 1 / (1 + exp(-(bias + sum(weight * feature))))`."""

@@ -18,6 +18,7 @@ from companion.recall.fusion import (
     default_model,
     features,
     name_rank,
+    own_language_names,
 )
 from companion.recall.fusion_fit import Judged, fit, ranking_scores
 from companion.recall.language import foreign, language_of, question_language
@@ -63,6 +64,21 @@ def test_a_named_note_ranks_by_language_then_title_then_alias() -> None:
     assert rank() == 0
     assert rank(title=True) > rank(alias=True) > rank(alias=True, other_language=True) > 0
     assert rank(alias=True) > rank(title=True, other_language=True)
+
+
+def test_translations_sharing_a_name_come_first_only_when_none_is_in_the_question_s_language() -> None:
+    def rank(**kw: object) -> int:
+        return name_rank(features(evidence(cosine=0.5, **kw), ENGLISH))
+
+    mixed = {
+        "en.md": rank(alias=True),
+        "de.md": rank(title=True, other_language=True),
+        "ro.md": rank(alias=True, other_language=True),
+    }
+    assert own_language_names(mixed) == {"en.md": mixed["en.md"]}
+    foreign = {"de.md": mixed["de.md"], "ro.md": mixed["ro.md"]}
+    assert own_language_names(foreign) == foreign
+    assert own_language_names({}) == {}
 
 
 def test_the_shipped_weights_favour_what_makes_a_match() -> None:

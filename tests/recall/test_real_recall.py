@@ -1,5 +1,6 @@
-"""Recall with the real model, through the real CLI: exact titles and aliases first, translations sorted by the
-question's language, "no good match" for what a vault does not hold, and use that does not push the named note down.
+"""Recall with the real model, through the real CLI: exact titles and aliases first, translations sharing a
+name after the notes in the question's language, "no good match" for what a vault does not hold, and use that does
+not push the named note down.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def test_kepano_names_kevin_kelly_first_and_says_when_nothing_matches(tmp_path: 
     assert after["results"][0]["path"] == "References/Kevin Kelly.md"
 
 
-def test_translations_sharing_a_name_come_in_the_question_s_language_title_first(tmp_path: Path) -> None:
+def test_a_name_in_the_question_s_language_comes_first_and_its_translations_keep_their_place(tmp_path: Path) -> None:
     vault, data = _indexed(
         tmp_path,
         {
@@ -87,9 +88,13 @@ def test_translations_sharing_a_name_come_in_the_question_s_language_title_first
 
     recovery = [r["path"] for r in _recall(vault, data, "File recovery")["results"]]
     assert recovery[0] == "en/File recovery.md"  # the title, in the question's language
-    assert set(recovery[1:3]) == {"ro/Recuperarea fișierelor.md", "de/Dateiwiederherstellung.md"}
+    # Its translations share the name but are not put before the English note about it.
+    assert recovery[1] == "en/Snapshots explained.md"
     hotkeys = [r["path"] for r in _recall(vault, data, "Hotkeys")["results"]]
-    assert hotkeys[:2] == ["en/Keyboard shortcuts.md", "fr/Raccourcis clavier.md"]
+    assert hotkeys[0] == "en/Keyboard shortcuts.md"
+    # Named only in another language: the translation still comes first.
+    backup = [r["path"] for r in _recall(vault, data, "Hotkeys backup")["results"]]
+    assert backup[0] == "de/Dateiwiederherstellung.md"
 
 
 def test_keywords_that_name_no_language_are_read_in_the_language_of_the_notes_holding_them(tmp_path: Path) -> None:
