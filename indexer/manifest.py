@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -27,6 +28,8 @@ from companion.recall.scope import COLUMN_FIELDS, Scope
 from companion.sqlrows import rows_in
 from companion.vault.parse import aliases_of
 from companion.words import segment
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "3"
 """2 added `fields` and `links` to `notes`, so recall filters, dates and the graph need no file reads; 3 cut unspaced
@@ -183,6 +186,9 @@ _ADDED_COLUMNS = (
 _DERIVED_COLUMNS = (("title_vec", "title_vec BLOB"), ("language", "language TEXT"))
 """Columns an older index gains empty without a re-read: the embedding phase fills the title's vector, the next
 write of a note its language (recall guesses it from the note's opening until then)."""
+LANGUAGE_RULE = "2"
+"""How `language_of` guesses a note's language, as a version: an index guessed by an older rule (before 2, a long
+text in Danish or Polish could pass for English) guesses its notes' languages again when opened."""
 OPENING_CHARS = 400
 """How much of a note's indexed text (after its title) `openings` gives, and a note's language is guessed from."""
 TITLE_VECTOR_DTYPE = "float16"
@@ -278,7 +284,9 @@ class Manifest:
             ) from exc
         if self.get_meta("schema") is None:
             self.set_meta("schema", SCHEMA_VERSION)
+            self.set_meta("language_rule", LANGUAGE_RULE)
         self._add_columns()
+        self._guess_languages_again()
 
     def _add_columns(self) -> None:
         """Bring an index written by an older schema up to date: add the columns, and have every note re-read (schema
@@ -305,6 +313,29 @@ class Manifest:
         self._db.execute("CREATE INDEX IF NOT EXISTS notes_title_key ON notes(title_key)")
         # Every embedding pass asks which titles wait for a vector: a partial index answers without a table scan.
         self._db.execute("CREATE INDEX IF NOT EXISTS notes_untitled ON notes(id) WHERE title_vec IS NULL")
+
+    def _guess_languages_again(self) -> None:
+        """Guess every note's language again when the index's were guessed by an older rule (`LANGUAGE_RULE`), from
+        the same opening a write guesses it from: a few seconds once at 50,000 notes, 500 notes a transaction so
+        that another process is never kept waiting. A note rewritten meanwhile keeps what its write guessed."""
+        if self.get_meta("language_rule") == LANGUAGE_RULE:
+            return
+        sql = (
+            "SELECT notes.id, notes.content_hash, fts.title || ' ' || substr(fts.body, 1, ?) "
+            "FROM notes JOIN fts ON fts.rowid = notes.id WHERE notes.id IN ({marks})"
+        )
+        ids = [int(r[0]) for r in self._db.execute("SELECT id FROM notes")]
+        try:
+            for start in range(0, len(ids), 500):
+                part = ids[start : start + 500]
+                rows = self._db.execute(sql.format(marks=",".join("?" * len(part))), (OPENING_CHARS, *part))
+                guesses = [(language_of(str(text)), int(rowid), str(digest)) for rowid, digest, text in rows]
+                with self.transaction() as db:
+                    db.executemany("UPDATE notes SET language = ? WHERE id = ? AND content_hash = ?", guesses)
+            with self.transaction() as db:
+                db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('language_rule', ?)", (LANGUAGE_RULE,))
+        except StoreError as exc:  # a read-only copy of an index: recall goes on with the languages it holds
+            log.warning("could not guess the notes' languages again: %s", exc)
 
     def close(self) -> None:
         """Close the database."""
@@ -519,14 +550,15 @@ class Manifest:
         return [(str(p), float(s)) for p, s in rows]
 
     def named(self, name: str) -> list[str]:
-        """Notes whose title or one of whose `aliases` is `name` (case folded as Python does, in any script)."""
+        """Notes whose title or one of whose `aliases` is `name` (case folded as Python does, in any script); at most
+        50, shortest paths first (a help vault translated into 35 languages shares a title 35 times)."""
         key = name.strip().casefold()
         if not key:
             return []
         # Two index look-ups: every recall asks this, so it must not scan the notes' frontmatter.
         rows = self._db.execute(
             "SELECT path FROM (SELECT path FROM notes WHERE title_key = ? "
-            "UNION SELECT path FROM aliases WHERE key = ?) ORDER BY length(path), path LIMIT 20",
+            "UNION SELECT path FROM aliases WHERE key = ?) ORDER BY length(path), path LIMIT 50",
             (key, key),
         )
         return [str(path) for (path,) in rows]

@@ -220,8 +220,9 @@ class Searcher:
             every = self._holding_every_word(wanted, candidates, scope)
         if (every_word_weight > 0 or learning) and dense_weight < 1.0 and 0 < len(query) <= 200:
             # A question that is a note's exact title or alias names that note, in any language: it holds every
-            # word of the question in the strongest way, whatever the stemmer or the embeddings make of them.
-            every += [p for p in self._named(every_word_query or query, scope) if p not in every]
+            # word of the question in the strongest way, whatever the stemmer or the embeddings make of them. The
+            # whole question: a date it names is part of a title ("2023-09-12" names that day's daily note).
+            every += [p for p in self._named(query, scope) if p not in every]
         # Which of the question's words each candidate holds: asked once, for the coverage and the features alike
         # (one full-text query per word, the costliest part of a search with the learned fusion).
         held = (
@@ -402,7 +403,7 @@ class Searcher:
         titles = self._title_cosines(embedded, [p for p, r in records.items() if r.kind != "conversation"])
         idf = self._idf(terms)
         total = sum(idf.values()) or 1.0
-        name = _name_key(query)
+        name = _name_key(embedded)
         named = set(self.manifest.named(name)) if name else set()
         words = set(query_terms(query))
         matched = [v for p, v in lexical.items() if p in records]

@@ -23,6 +23,7 @@ from companion.embedding.tokens import TokenCounter
 from companion.errors import AgentInputError, ConfigError, NoteError
 from companion.recall.assembly import build, used_notes
 from companion.recall.context import AssembledContext
+from companion.recall.language import language_of
 from companion.recall.scope import Scope, parse_as_of, parse_day, where_from_mapping
 from companion.recall.temporal import TemporalItem, summarise
 from companion.vault.dates import note_day
@@ -138,11 +139,7 @@ class AgentApi:
         if mode == "hybrid":
             return self.search(query, k=k)
         if mode == "exact":
-            try:
-                found = self.resolve(query)
-            except AgentInputError:
-                return []
-            return [self._found(found, 1.0, mode)]
+            return [self._found(path, 1.0, mode) for path in self._exact(query)[:k]]
         if mode == "type":
             wanted = query.strip().casefold()
             records = [r for r in self.workspace.manifest.notes() if (r.note_type or "").casefold() == wanted]
@@ -152,10 +149,27 @@ class AgentApi:
             match = fts_query(query)
             rows = self.workspace.manifest.lexical(match, k) if match else []
             return [self._found(p, score, mode) for p, score in rows]
-        centre = self.resolve(query, "query")
+        named = self._exact(query)
+        centre = named[0] if named else self.resolve(query, "query")  # no note: the error names what to do
         near = self.link_graph().neighbours(centre, 2)
         ranked = sorted((d, p) for p, d in near.items() if p != centre and p.endswith(".md"))
         return [self._found(p, 1.0 / d, mode) for d, p in ranked[:k]]
+
+    def _exact(self, query: str) -> list[str]:
+        """Every note a title or alias names (translations of one note often share its title), those in the name's
+        own language first, then the one a wikilink of that name opens; a path names its note alone."""
+        try:
+            target = self.resolve(query)
+        except AgentInputError:
+            return []
+        name = query.strip()
+        if "/" in name or name.casefold().endswith(".md"):
+            return [target]
+        manifest = self.workspace.manifest
+        paths = list(dict.fromkeys([target, *manifest.named(name)]))
+        languages = manifest.languages(paths)
+        asked = language_of(name)
+        return sorted(paths, key=lambda p: (languages.get(p, asked) != asked, p != target, len(p), p))
 
     def _found(self, path: str, score: float, tier: str) -> Found:
         info = self.workspace.searcher().infos([path]).get(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,6 +72,12 @@ class Found:
             "link": self.wikilink,
             "snippet": self.snippet,
         }
+
+
+def no_good_match(found: Sequence[Found]) -> bool:
+    """True when recall listed notes but none reaches the relevance floor: they are the closest ones, not answers.
+    False for the retrieval paths that rank by a score of their own (exact, type, lexical, graph)."""
+    return bool(found) and not any(f.match for f in found)  # the other paths' results are all matches
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from companion.agent.api import MEMORY_MODES, AgentApi
+from companion.agent.views import no_good_match
 from companion.agent.writes import MEMORY_TYPES, AgentWriter, WriteSource
 from companion.cli.args import add_vault_arguments, open_workspace, sync_first
 from companion.cli.output import print_json
@@ -102,9 +103,7 @@ def register(sub: Any) -> None:
     p.add_argument("mode", choices=MEMORY_MODES, help="the retrieval path")
     p.add_argument("query", help="a title or alias (exact, graph), a type (type), or words (lexical, hybrid)")
     p.add_argument("-k", "--k", type=int, default=10, help="how many notes (default 10)")
-    p.set_defaults(
-        run=_run(lambda api, a: {"mode": a.mode, "results": _found(api.memory_query(a.mode, a.query, k=a.k))})
-    )
+    p.set_defaults(run=_run(_memory))
 
 
 def _verb(verbs: Any, name: str, help: str) -> argparse.ArgumentParser:
@@ -145,7 +144,7 @@ def _search(api: AgentApi, args: argparse.Namespace) -> dict[str, Any]:
     found = api.search(
         args.query, k=args.k, where=where, since=args.since, until=args.until, path=args.path, as_of=args.as_of
     )
-    return {"results": _found(found)}
+    return {"results": _found(found), "no_good_match": no_good_match(found)}
 
 
 def _writer(api: AgentApi) -> AgentWriter:
@@ -187,7 +186,8 @@ def _print_written(data: dict[str, Any]) -> None:
 
 
 def _memory(api: AgentApi, args: argparse.Namespace) -> dict[str, Any]:
-    return {"mode": args.mode, "results": _found(api.memory_query(args.mode, args.query, k=args.k))}
+    found = api.memory_query(args.mode, args.query, k=args.k)
+    return {"mode": args.mode, "results": _found(found), "no_good_match": no_good_match(found)}
 
 
 def _list(api: AgentApi, args: argparse.Namespace) -> dict[str, Any]:
@@ -218,6 +218,8 @@ def _print_found(data: dict[str, Any]) -> None:
     results = data["results"]
     if not results:
         print("nothing found")
+    elif data.get("no_good_match"):
+        print("no good match: no note is relevant enough; the closest ones are")
     for n, r in enumerate(results, 1):
         # Recall's own results carry their relevance (one scale for every question); the other retrieval paths
         # (exact, type, lexical, graph) rank by a score of their own.

@@ -50,6 +50,9 @@ class Query(Shape):
 
     mode: Literal["exact", "type", "lexical", "hybrid", "graph"] = Field(description="The retrieval path used")
     results: list[Item] = Field(description="Best first (newest first for `type`)")
+    no_good_match: bool = Field(
+        default=False, description="hybrid only: true when no note is relevant enough, the results the closest ones"
+    )
 
 
 class Link(Shape):

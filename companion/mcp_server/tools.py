@@ -16,7 +16,7 @@ from pydantic import Field
 
 from companion.agent.api import LINE_CHARS, MAX_HOPS, MAX_RESULTS, MOST_DAYS
 from companion.agent.timeline import MOST_AROUND
-from companion.agent.views import Found
+from companion.agent.views import Found, no_good_match
 from companion.agent.writes import MEMORY_TYPES, TITLE_CHARS
 from companion.mcp_server import shapes
 from companion.recall.temporal import temporal_json
@@ -190,8 +190,9 @@ def add_read_tools(server: MCPServer, companion: CompanionServer) -> None:
         mode: Annotated[
             Literal["exact", "type", "lexical", "hybrid", "graph"],
             Field(
-                description="exact: the note with this title or alias; type: notes of this type property, newest "
-                "first; lexical: by words alone; hybrid: as vault_search; graph: notes linked with the one named"
+                description="exact: every note with this title or alias (translations often share one), those "
+                "in its language first; type: notes of this type property, newest first; lexical: by words alone; "
+                "hybrid: as vault_search; graph: notes linked with the one named"
             ),
         ],
         query: Annotated[
@@ -207,7 +208,7 @@ def add_read_tools(server: MCPServer, companion: CompanionServer) -> None:
         """Query memory by one retrieval path, when you know which one you need (a title, a type of memory, exact
         words, the notes around one)."""
         found = await companion.call(lambda api: api.memory_query(mode, query, k=k), ctx)
-        return shapes.Query(mode=mode, results=_items(found))
+        return shapes.Query(mode=mode, results=_items(found), no_good_match=no_good_match(found))
 
     @_tool(server, READ_ONLY)
     async def recall_recent(
@@ -330,8 +331,7 @@ async def _search(
     found, notice = await companion.call(
         lambda api: (api.search(query, k=k, snippet_chars=LINE_CHARS, **scope), api.notice), ctx
     )
-    matched = any(f.match for f in found)
-    return shapes.Search(results=_items(found), no_good_match=bool(found) and not matched, notice=notice)
+    return shapes.Search(results=_items(found), no_good_match=no_good_match(found), notice=notice)
 
 
 def _items(found: list[Found]) -> list[shapes.Item]:

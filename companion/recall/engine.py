@@ -338,15 +338,19 @@ class Recall:
             else {}
         )
         best = max(logits.values(), default=0.0)
+        # The best named note's odds count as the best candidate's; the other named notes keep their own odds
+        # against it, so several notes of one title ("Templates" names a plugin and a clipper's page) are ordered
+        # by relevance, with the decay breaking near-ties as everywhere else.
+        best_named = max((logits[p] for p, h in hits.items() if h.name_rank and p in logits), default=best)
         items: list[RecallItem] = []
         for path, hit in hits.items():
             date_boost = dates.get(path, 0.0)
             access = stats.get(path, AccessStats())
             factor = decay(access, self.policy, aware, hit.info.confidence, pinned=hit.info.pinned)
             base = hit.score + graph.get(path, 0.0) + date_boost
-            # A note the question names comes first whatever its relevance: its odds count as the best's, so
-            # only the decay sets it apart from the best candidate in the number printed beside it.
-            raw = relative_odds(best if hit.name_rank else logits[path], best) if path in logits else None
+            # A note the question names comes first whatever its relevance (see the sort below).
+            own = best + logits[path] - best_named if hit.name_rank and path in logits else logits.get(path)
+            raw = relative_odds(own, best) if own is not None else None
             if path in logits:
                 # The floor is held to the relevance with its boosts, on the scale they were added on.
                 base = 1.0 / (1.0 + math.exp(-min(max(logits[path], -60.0), 60.0)))

@@ -4,7 +4,8 @@ note in the question's language?
 The default model was trained on English text; in other languages its similarities are noise, so its vote must
 shrink there. Scripts tell most languages apart (kana marks Japanese among texts in Chinese characters); among
 languages written in Latin letters, their commonest short words do. A text of three words may hold none, and is
-then taken as English, the model's own.
+then taken as English, the model's own; a long text in accented letters that holds few of them is in another
+language written in Latin letters (`latin`).
 """
 
 from __future__ import annotations
@@ -90,6 +91,18 @@ def _latin_language(text: str) -> str:
     return _latin_votes(text)[0]
 
 
+LONG_TEXT_WORDS = 20
+"""From this many words on, a text in one of the listed languages holds a good share of its common words."""
+COMMON_SHARE = 0.12
+"""The share of a long text's words that the guessed language's common words must make up. Measured on the openings
+of a help vault's 6,280 notes: in the listed languages they make up less than this in 8 of 1,400 notes; in Danish,
+Polish, Finnish, Swedish, Czech, Slovak, Turkish or Vietnamese, which hold a few of them ("a", "is", "de", "et"),
+less in 9 of 10 notes."""
+ACCENTED_SHARE = 0.005
+"""The share of a long text's letters that must be accented before too few common words make it another
+language: a list of English names or code holds few common words, and hardly any accented letter."""
+
+
 def _latin_votes(text: str) -> tuple[str, int]:
     """(`_latin_language`'s guess, how many of the text's words are common words of that language)."""
     words = [w.casefold() for w in _WORD.findall(text)]
@@ -99,8 +112,13 @@ def _latin_votes(text: str) -> tuple[str, int]:
         found = sum(w in common for w in words)
         if found > hits:
             best, hits = code, found
-    if best == "en" and english == 0 and any(not ch.isascii() for ch in text if ch.isalpha()):
+    accented = sum(not ch.isascii() for ch in text if ch.isalpha())
+    if best == "en" and english == 0 and accented:
         return "latin", 0  # accented letters and no English word: some other language
+    if len(words) >= LONG_TEXT_WORDS and hits < COMMON_SHARE * len(words):
+        letters = len(_LETTER.findall(text))
+        if accented >= ACCENTED_SHARE * letters:
+            return "latin", 0  # a long text that borrows a few common words from a listed language
     return best, hits
 
 
@@ -128,9 +146,12 @@ def question_language(text: str, holders: Sequence[tuple[str, float]]) -> str:
         if weight > 0:
             weights[language] = weights.get(language, 0.0) + weight
     total = sum(weights.values())
-    if total <= 0:
+    # `latin` gathers every language written in Latin letters that is not listed: many languages, not one, so it
+    # names none (English keywords are held by a dozen translations of the English note), but its weight counts.
+    named = [(language, weight) for language, weight in weights.items() if language != "latin"]
+    if total <= 0 or not named:
         return guess
-    language, weight = max(weights.items(), key=lambda kv: kv[1])
+    language, weight = max(named, key=lambda kv: kv[1])
     return language if weight >= VAULT_SHARE * total else guess
 
 

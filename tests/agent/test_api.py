@@ -109,6 +109,32 @@ def test_graph_reaches_as_far_as_asked(api: AgentApi) -> None:
     assert two["Memory/Kitchen budget.md"] == 2 and two["Memory/Nowak Renovations.md"] == 2
 
 
+def test_exact_lists_every_note_of_the_name_those_in_its_language_first(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    danish = (
+        "Canvas er et kerneplugin, der giver dig mulighed for at organisere noter visuelt på et uendeligt lærred. Du "
+        "kan tilføje noter, vedhæftede filer og websider og forbinde dem med linjer, når du har oprettet et lærred.\n"
+    )
+    write(vault, "a/Canvas.md", danish)
+    write(vault, "en/Plugins/Canvas.md", "Canvas is a core plugin that lets you lay out notes on a board. [[Cards]]\n")
+    write(vault, "en/Plugins/Cards.md", "A card on a canvas.\n")
+    write(vault, "ja/白板.md", "---\naliases: [Canvas]\n---\nキャンバスはノートを並べるプラグインです。\n")
+    ws = workspace(vault, data_dir=tmp_path / "data")
+    try:
+        ws.indexer().sync()
+        api = AgentApi(ws)
+        exact = [f.path for f in api.memory_query("exact", "Canvas")]
+        assert exact[0] == "en/Plugins/Canvas.md" and set(exact) == {
+            "a/Canvas.md",
+            "en/Plugins/Canvas.md",
+            "ja/白板.md",
+        }
+        assert [f.path for f in api.memory_query("exact", "a/Canvas.md")] == ["a/Canvas.md"]  # a path: that note
+        assert [f.path for f in api.memory_query("graph", "Canvas")] == ["en/Plugins/Cards.md"]
+    finally:
+        ws.close()
+
+
 def test_list_filters_by_folder_type_tag_and_date(api: AgentApi) -> None:
     assert [n.path for n in api.list_notes(folder="Conversations")] == [
         "Conversations/2026-10-05 Ski trip.md",

@@ -20,8 +20,17 @@ def test_vault_commands_answer_in_text_and_json(tmp_path: Path) -> None:
     # to the first result.
     text = run_companion("vault", "search", "chalet deposit", "--k", "2", *where).stdout
     assert all(f"{r['relevance']:.3f} {r['tier']:<8} {r['path']}" in text for r in results)
+    assert not json.loads(found.stdout)["no_good_match"]
     lexical = json.loads(run_companion("memory", "query", "lexical", "chalet", "--json", *where).stdout)
     assert lexical["results"] and all(r["relevance"] is None for r in lexical["results"])
+    assert not lexical["no_good_match"]  # its own score: no floor to be held to
+    # Nothing relevant enough: the closest notes, said to be only that, as recall says it.
+    for command in (["vault", "search"], ["memory", "query", "hybrid"]):
+        far = run_companion(*command, "quantum chromodynamics lecture", "--json", *where)
+        closest = json.loads(far.stdout)
+        assert closest["no_good_match"] and not any(r["match"] for r in closest["results"]), command
+        shown = run_companion(*command, "quantum chromodynamics lecture", *where).stdout
+        assert shown.startswith("no good match: no note is relevant enough; the closest ones are"), command
     note = run_companion("vault", "read", "Ingrid", *where)
     assert note.returncode == 0 and "People/Ingrid Olsen.md" in note.stdout
     assert "<- Projects/Kitchen Renovation.md" in note.stdout

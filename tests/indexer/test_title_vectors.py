@@ -12,7 +12,7 @@ from companion.embedding.hashing import HashEmbedder
 from companion.recall.fusion import FEATURES
 from companion.recall.language import language_of
 from companion.workspace import Workspace
-from indexer.manifest import TITLE_VECTOR_DTYPE, Manifest, NoteRecord
+from indexer.manifest import LANGUAGE_RULE, TITLE_VECTOR_DTYPE, Manifest, NoteRecord
 from tests.helpers.files import write
 
 _TITLE = FEATURES.index("title_cosine")
@@ -147,3 +147,23 @@ def test_a_notes_language_is_kept_as_recall_would_guess_it(hash_ws: Workspace) -
     kept = hash_ws.manifest.languages(paths)
     assert kept == {p: language_of(t) for p, t in hash_ws.manifest.openings(paths).items()}
     assert kept == {"Einstellungen.md": "de", "設定.md": "ja", "Settings.md": "en"}
+
+
+def test_an_index_guessed_by_an_older_rule_guesses_its_notes_languages_again(tmp_path: Path) -> None:
+    danish = (
+        "Canvas er et kerneplugin, der giver dig mulighed for at organisere noter visuelt på et uendeligt lærred. Du "
+        "kan tilføje noter, vedhæftede filer og websider og forbinde dem med linjer. Når du har oprettet et lærred, "
+        "kan du gruppere kort, ændre deres farver og zoome ind og ud for at få overblik over dine idéer."
+    )
+    path = tmp_path / "manifest.sqlite"
+    manifest = Manifest(path)
+    with manifest.transaction() as db:
+        manifest.put_note(db, NoteRecord("da.md", 5, 1, "h1", "m", "note", None, "Canvas", None), [], danish)
+        manifest.put_note(db, NoteRecord("en.md", 5, 1, "h2", "m", "note", None, "Canvas", None), [], "A board.")
+        db.execute("UPDATE notes SET language = 'fr' WHERE path = 'da.md'")  # what the older rule guessed
+        db.execute("DELETE FROM meta WHERE key = 'language_rule'")
+    manifest.close()
+    reopened = Manifest(path)
+    assert reopened.languages(["da.md", "en.md"]) == {"da.md": "latin", "en.md": "en"}
+    assert reopened.get_meta("language_rule") == LANGUAGE_RULE
+    reopened.close()

@@ -81,6 +81,9 @@ def test_search_read_and_graph_answer_with_structured_content(tmp_path: Path) ->
         assert [n["path"] for n in listed.structured_content["notes"]] == ["Memory/Kitchen budget.md"]
         typed = await client.call_tool("memory_query", {"mode": "exact", "query": "Ingrid"})
         assert typed.structured_content["results"][0]["path"] == "People/Ingrid Olsen.md"
+        assert not typed.structured_content["no_good_match"]
+        far = await client.call_tool("memory_query", {"mode": "hybrid", "query": "quantum chromodynamics lecture"})
+        assert far.structured_content["no_good_match"] and far.structured_content["results"]
         context = await client.call_tool("context", {"message": "what is the kitchen budget?", "budget": 300})
         assert context.structured_content["tokens"] <= 300 and "18,500" in context.structured_content["text"]
 

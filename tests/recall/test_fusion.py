@@ -140,6 +140,17 @@ def test_fitting_learns_to_rank_and_what_no_match_looks_like() -> None:
         fit(_questions(rng, "none", 5, answerable=False))
 
 
+DANISH = (
+    "Canvas er et kerneplugin, der giver dig mulighed for at organisere noter visuelt på et uendeligt lærred. "
+    "Du kan tilføje noter, vedhæftede filer og websider og forbinde dem med linjer. Når du har oprettet et lærred, "
+    "kan du gruppere kort, ændre deres farver og zoome ind og ud for at få overblik over dine idéer og projekter."
+)
+ENGLISH_NAMES = (
+    "Reading list: Kevin Kelly, Out of Control; Brian Eno, A Year with Swollen Appendices; Gabriel García Márquez, "
+    "One Hundred Years of Solitude; Italo Calvino, Invisible Cities; Jorge Luis Borges, Labyrinths"
+)
+
+
 @pytest.mark.parametrize(
     ("text", "language"),
     [
@@ -153,6 +164,10 @@ def test_fitting_learns_to_rank_and_what_no_match_looks_like() -> None:
         ("Как вернуть предыдущую версию заметки?", "cyrillic"),
         ("desactivar actualizaciones automáticas", "latin"),
         ("", "en"),
+        # A long text holding a few common words of listed languages ("et", "du", "der") is another language...
+        (DANISH, "latin"),
+        # ... but a long English text of names with an accent or two stays English.
+        (ENGLISH_NAMES, "en"),
     ],
 )
 def test_a_text_s_language_is_guessed_from_its_script_and_common_words(text: str, language: str) -> None:
@@ -172,6 +187,8 @@ def test_a_text_s_language_is_guessed_from_its_script_and_common_words(text: str
         ("Sprache umstellen", [("de", 6.0), ("en", 4.0)], "en"),  # a majority short of two thirds
         ("Sprache umstellen", [("de", 6.6), ("en", 3.3)], "de"),
         ("iPhone", [("ja", 5.0)], "ja"),
+        # Languages in Latin letters that are not listed are many, not one: they name none.
+        ("evernote enex import", [("latin", 9.0), ("latin", 8.0), ("en", 7.0), ("latin", 6.0)], "en"),
         ("2024", [("de", 9.0)], "en"),  # no word at all: nothing to take
         ("desactivar actualizaciones automáticas", [], "latin"),
         # ... and never overrule a question's own words or script.

@@ -83,6 +83,11 @@ def test_a_name_in_the_question_s_language_comes_first_and_its_translations_keep
                 "change them in the settings of the app.\n"
             ),
             "en/Snapshots explained.md": "How file recovery snapshots are taken every five minutes.\n",
+            "clipper/Templates.md": "A clipper's page can follow a layout you pick.\n",
+            "en/Templates.md": (
+                "Templates insert text into the current note: pick one of your templates from the templates folder, "
+                "and the template's date and time variables are filled in when it is inserted.\n"
+            ),
         },
     )
 
@@ -92,6 +97,10 @@ def test_a_name_in_the_question_s_language_comes_first_and_its_translations_keep
     assert recovery[1] == "en/Snapshots explained.md"
     hotkeys = [r["path"] for r in _recall(vault, data, "Hotkeys")["results"]]
     assert hotkeys[0] == "en/Keyboard shortcuts.md"
+    # Two notes of one title: by their relevance, not by their paths.
+    templates = _recall(vault, data, "Templates")["results"]
+    assert [r["path"] for r in templates[:2]] == ["en/Templates.md", "clipper/Templates.md"]
+    assert templates[0]["relevance"] > templates[1]["relevance"]
     # Named only in another language: the translation still comes first.
     backup = [r["path"] for r in _recall(vault, data, "Hotkeys backup")["results"]]
     assert backup[0] == "de/Dateiwiederherstellung.md"
@@ -126,3 +135,19 @@ def test_keywords_that_name_no_language_are_read_in_the_language_of_the_notes_ho
     english = _recall(vault, data, "Obsidian interface language", "--explain")["results"][0]
     assert english["path"] == "en/Language settings.md"
     assert not {"foreign_dense", "foreign_bm25", "other_language"} & set(english["explanation"]["fusion"])
+
+
+def test_a_date_that_is_a_note_s_title_names_that_note(tmp_path: Path) -> None:
+    vault, data = _indexed(
+        tmp_path,
+        {
+            "Daily/2023-09-12.md": "- Called the plumber about the leak.\n- Bought bread.\n",
+            "Notes/2023-09-12 Meeting with Sam.md": (
+                "---\ndate: 2023-09-12\n---\nMet Sam about the garden project; next steps agreed on 2023-09-12.\n"
+            ),
+            "Notes/Garden.md": "The garden project: beds, a pond and a path.\n",
+        },
+    )
+    day = [r["path"] for r in _recall(vault, data, "2023-09-12")["results"]]
+    assert day[0] == "Daily/2023-09-12.md"  # its title is the question, though the date is left out of the words
+    assert "Notes/2023-09-12 Meeting with Sam.md" in day[1:3]
