@@ -27,7 +27,15 @@ from companion.recall.candidates import Hit, NoteIndex, NoteInfo
 from companion.recall.dates import DateRange, find_date_range
 from companion.recall.decay import AccessStats, decay
 from companion.recall.fusion import NO_EVIDENCE, FusionModel, default_model
-from companion.recall.results import SUPERSEDED_FACTOR, Explanation, Located, RecalledContext, RecallItem, Tier
+from companion.recall.results import (
+    BOOST_LOG_ODDS,
+    SUPERSEDED_FACTOR,
+    Explanation,
+    Located,
+    RecalledContext,
+    RecallItem,
+    Tier,
+)
 from companion.recall.scope import Scope
 from companion.recall.sessionrefs import SessionRef, collect_sessions, ref_in_scope
 from companion.recall.superseded import below_replacements
@@ -39,6 +47,7 @@ from companion.vault.reader import ObsidianVault
 from companion.vault.sessions import SessionSummary, local_moment, partition_hot, window_start
 
 _COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
+_WORD_OR_NUMBER = re.compile(r"[^\W_]", re.UNICODE)
 _BLOCK_ID = re.compile(r"\s\^([A-Za-z0-9-]+)\s*$", re.MULTILINE)
 _GRAPH_SOURCES = 10  # strongest candidates whose links count as a relevance signal
 _GRAPH_EXPAND = 3  # strongest candidates whose neighbours are added as candidates
@@ -393,9 +402,18 @@ class Recall:
                 )
             )
         # A note the question names by its title or an alias comes first, whatever its use or age; then the
-        # matches, so that a note below the floor never takes a match's place in the first k.
+        # matches, so that a note below the floor never takes a match's place in the first k. A question that is
+        # only a date ("2026-05-28") asks for that day's notes: its digits in other notes' text are no evidence.
         floor = self.floor()
-        items.sort(key=lambda i: (-hits[i.path].name_rank, not i.matches(floor), -i.score, i.path))
+        only_date = date_range is not None and words is not None and not _WORD_OR_NUMBER.search(words)
+
+        def dated(item: RecallItem) -> bool:
+            day = hits[item.path].info.day
+            return date_range is not None and day is not None and date_range.contains(day)
+
+        items.sort(
+            key=lambda i: (-hits[i.path].name_rank, only_date and not dated(i), not i.matches(floor), -i.score, i.path)
+        )
         return below_replacements(
             items, {path: hit.info for path, hit in hits.items()}, lambda i: (hits[i.path].name_rank, i.matches(floor))
         )
@@ -467,8 +485,6 @@ class Recall:
 
 WEIGHTED_FLOOR = 0.1
 """The relevance floor of the weighted sum (its relevance is not a probability)."""
-BOOST_LOG_ODDS = 4.0
-"""What one unit of the graph or date boost adds to a learned relevance's log-odds."""
 ODDS_POWER = 6.0
 """The power the learned relevance's odds are raised to before the decay multiplies them (see `relative_odds`)."""
 

@@ -12,6 +12,8 @@ from companion.recall.temporal import TemporalItem
 from companion.vault.sessions import SessionSummary
 from companion.words import counted
 
+BOOST_LOG_ODDS = 4.0
+"""What one unit of the graph or date boost adds to a learned relevance's log-odds."""
 SUPERSEDED_FACTOR = 0.25
 """What a superseded note's final score is multiplied by: a newer note says otherwise, so it answers only when
 nothing else does."""
@@ -82,12 +84,22 @@ class Explanation:
         head = ["named: the question is this note's title or alias, so it comes first"] if self.named else []
         return head + self._parts()
 
+    def _on_log_odds(self, boost: float) -> str:
+        """What a boost adds to the learned relevance's log-odds (`BOOST_LOG_ODDS` per unit); nothing to say of the
+        weighted sum, where it is added as it is."""
+        return f", {BOOST_LOG_ODDS * boost:+.2f} on the log-odds" if self.boosted is not None else ""
+
     def _parts(self) -> list[str]:
         if self.fusion:
             parts = ", ".join(f"{name} {value:+.2f}" for name, value in self.fusion[:6])
+            # A note outside a side's candidates has no score there, which is not a score of zero.
+            missing = any(name == "dense_missing" for name, _ in self.fusion)
+            dense = "dense: no passage among the nearest" if missing else f"dense {self.dense:.3f}"
+            dense += "" if missing else f" (scaled {self.dense_norm:.2f})"
+            words = f"bm25 {self.lexical:.2f} (scaled {self.lexical_norm:.2f})" if self.lexical else "bm25: not among"
+            words += "" if self.lexical else " the word matches"
             out = [
-                f"dense {self.dense:.3f} (scaled {self.dense_norm:.2f}), bm25 {self.lexical:.2f}"
-                f" (scaled {self.lexical_norm:.2f}): relevance {self.relevance:.3f} (learned fusion)",
+                f"{dense}, {words}: relevance {self.relevance:.3f} (learned fusion)",
                 f"what moved it: {parts}",
             ]
         else:
@@ -101,9 +113,9 @@ class Explanation:
         if self.words:
             out.append(f"words +{self.words:.3f} (holds every word of the question)")
         if self.graph:
-            out.append(f"graph +{self.graph:.3f} (linked with {self.graph_via})")
+            out.append(f"graph +{self.graph:.3f} (linked with {self.graph_via}{self._on_log_odds(self.graph)})")
         if self.date:
-            out.append(f"date +{self.date:.3f} (dated in the range the question names)")
+            out.append(f"date +{self.date:.3f} (dated in the range the question names{self._on_log_odds(self.date)})")
         if self.boosted is not None and (self.graph or self.date):
             out.append(f"relevance with the boosts {self.boosted:.3f} (what the list shows and the floor is held to)")
         d = self.decay

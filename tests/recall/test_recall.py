@@ -121,6 +121,23 @@ def test_a_date_in_the_question_boosts_notes_of_that_date(indexed: Workspace) ->
     assert explanation is not None and explanation.date > 0
 
 
+def test_a_question_that_is_only_a_date_lists_that_day_s_notes_first(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write(vault, "Notes/Meeting with Sam.md", "---\ndate: 2023-09-12\n---\nMet Sam about the garden.\n")
+    # Its text holds the date's digits again and again: no evidence that it is that day's note.
+    parcel = "The parcel of 2023-09-12 is lost; 2023-09-12 on its label, 09 12 2023 on the form.\n"
+    write(vault, "Notes/Parcel.md", "---\ndate: 2024-01-05\n---\n" + parcel)
+    ws = workspace(vault, data_dir=tmp_path / "data")
+    try:
+        ws.indexer().sync()
+        recall = ws.recall()
+        assert paths(recall.recall("2023-09-12", as_of=NOW))[0] == "Notes/Meeting with Sam.md"
+        # With words beside the date, the words count as everywhere else.
+        assert paths(recall.recall("parcel label 2023-09-12", as_of=NOW))[0] == "Notes/Parcel.md"
+    finally:
+        ws.close()
+
+
 def test_every_score_is_explained_and_adds_up(indexed: Workspace) -> None:
     context = engine(indexed).recall("chalet Chamonix February", as_of=NOW)
     assert context.results
