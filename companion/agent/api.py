@@ -24,7 +24,7 @@ from companion.errors import AgentInputError, ConfigError, NoteError
 from companion.recall.assembly import build, used_notes
 from companion.recall.context import AssembledContext
 from companion.recall.language import language_of
-from companion.recall.scope import Scope, parse_as_of, parse_day, where_from_mapping
+from companion.recall.scope import Scope, parse_as_of, parse_day, path_pattern, where_from_mapping
 from companion.recall.temporal import TemporalItem, summarise
 from companion.vault.dates import note_day
 from companion.vault.graph import VaultGraph
@@ -515,7 +515,7 @@ def _scope(where: Mapping[str, Any] | None, since: str | None, until: str | None
         pairs = where_from_mapping(where, "where")
     except ConfigError as exc:
         raise AgentInputError("where", str(exc)) from exc
-    glob = _text("path", path).strip() if path is not None and str(path).strip() else None
+    glob = path_pattern(_text("path", path)) if path is not None and str(path).strip() else None
     return Scope(pairs, _day("since", since), _day("until", until), glob)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from companion.cli.output import ProgressBar
 from companion.errors import ConfigError
 from companion.recall.results import RecallItem
-from companion.recall.scope import Scope, parse_day, parse_where
+from companion.recall.scope import Scope, parse_day, parse_where, path_pattern
 from companion.vault.sessions import SessionSummary
 from companion.words import counted, duration
 from companion.workspace import CATCH_UP_EMBED_S, Workspace
@@ -34,7 +34,9 @@ def add_scope_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--since", metavar="DATE", help="only notes dated on or after DATE")
     parser.add_argument("--until", metavar="DATE", help="only notes dated on or before DATE")
-    parser.add_argument("--path", metavar="GLOB", help="only notes whose vault path matches GLOB")
+    parser.add_argument(
+        "--path", metavar="GLOB", help="only notes whose vault path matches GLOB (a folder's name: the notes under it)"
+    )
     parser.add_argument(
         "--no-sync",
         action="store_true",
@@ -73,7 +75,7 @@ def scope_from_args(args: argparse.Namespace) -> Scope:
     until = parse_day(args.until, "--until") if args.until else None
     if since and until and since > until:
         raise ConfigError(f"--since {since} is after --until {until}")
-    return Scope(parse_where(args.where), since, until, args.path or None)
+    return Scope(parse_where(args.where), since, until, path_pattern(args.path) if args.path else None)
 
 
 def sync_first(ws: Workspace, args: argparse.Namespace) -> None:

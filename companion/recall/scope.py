@@ -31,7 +31,8 @@ class Scope:
     until: dt.date | None = None
     """Last day (inclusive) of the note's `date`; undated notes stay in."""
     path_glob: str | None = None
-    """A glob on the vault-relative path (`*` also crosses folders), such as `Conversations/*`."""
+    """A glob on the vault-relative path (`*` also crosses folders), such as `Conversations/*` (see
+    `path_pattern` for what a user may type)."""
 
     @property
     def empty(self) -> bool:
@@ -146,3 +147,12 @@ def parse_as_of(text: str | None, what: str = "--as-of") -> dt.datetime | None:
         # The hot window and date expressions reach days before and after: keep far from datetime's limits.
         raise ConfigError(f"{what} {text!r}: expected a year between 1900 and 9000")
     return moment
+
+
+def path_pattern(text: str) -> str:
+    """The glob a user's `--path` means: a glob as it is (`Conversations/*`, `*.md`), a note's path as it is, and a
+    folder's name without a glob (`en`, `Projects/Home/`) that folder and everything under it."""
+    text = text.strip()
+    if any(ch in text for ch in "*?[") or text.casefold().endswith(".md"):
+        return text
+    return f"{text.strip('/')}/*"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from companion.errors import ConfigError
-from companion.recall.scope import Scope, parse_day, parse_where, where_from_mapping
+from companion.recall.scope import Scope, parse_day, parse_where, path_pattern, where_from_mapping
 from companion.vault.dates import note_day
 from indexer.manifest import Manifest, NoteRecord
 
@@ -156,6 +156,21 @@ def test_path_glob_crosses_folders_and_is_case_sensitive() -> None:
     assert not scope.matches("conversations/a.md", "conversation", None, None, {})
     assert not scope.matches("Notes/Conversations/a.md", "note", None, None, {})
     assert Scope(path_glob="*/2026-03-1?.md").matches("Daily/2026-03-10.md", "note", None, None, {})
+
+
+@pytest.mark.parametrize(
+    ("typed", "glob"),
+    [
+        ("Conversations/*", "Conversations/*"),  # a glob as it is
+        ("*.md", "*.md"),
+        ("en/Plugins/Canvas.md", "en/Plugins/Canvas.md"),  # a note's path: that note
+        ("en", "en/*"),  # a folder's name: everything under it
+        (" Projects/Home/ ", "Projects/Home/*"),
+    ],
+)
+def test_a_folder_s_name_means_the_notes_under_it(typed: str, glob: str) -> None:
+    assert path_pattern(typed) == glob
+    assert not Scope(path_glob=path_pattern("en")).matches("english/a.md", "note", None, None, {})
 
 
 # (path, kind, note_type, stored date, frontmatter, body) as the indexer would record them.
