@@ -213,3 +213,9 @@ def unspaced_share(text: str) -> float:
     if not letters:
         return 0.0
     return sum(len(m.group(0)) for m in _UNSPACED.finditer(text)) / letters
+
+
+def significant(value: float, digits: int = 6) -> float:
+    """`value` to `digits` significant digits, for JSON: a final score of 3e-09 must not print as 0.0, which would
+    hide the order of a list."""
+    return float(f"{value:.{digits}g}")

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from companion.words import significant
+
 
 @dataclass(frozen=True)
 class Surfaced:
@@ -64,7 +66,7 @@ class Found:
             "path": self.path,
             "match": self.match,
             "title": self.title,
-            "score": round(self.score, 6),
+            "score": significant(self.score),
             "relevance": None if self.relevance is None else round(self.relevance, 6),
             "tier": self.tier,
             "type": self.note_type,

@@ -14,7 +14,7 @@ from companion.errors import ConfigError
 from companion.recall.results import RecallItem
 from companion.recall.scope import Scope, parse_day, parse_where, path_pattern
 from companion.vault.sessions import SessionSummary
-from companion.words import counted, duration
+from companion.words import counted, duration, significant
 from companion.workspace import CATCH_UP_EMBED_S, Workspace
 
 
@@ -116,7 +116,7 @@ def item_json(item: RecallItem, explain: bool = True) -> dict[str, Any]:
     """One recalled note as JSON."""
     out: dict[str, Any] = {
         "path": item.path,
-        "score": round(item.score, 6),
+        "score": significant(item.score),
         "tier": item.tier,
         "title": item.title,
         "kind": item.kind,
@@ -150,8 +150,8 @@ def item_json(item: RecallItem, explain: bool = True) -> dict[str, Any]:
             "days_since_access": None if e.decay.days_since_access is None else round(e.decay.days_since_access, 3),
             "access_count": e.access.access_count,
             "last_accessed_at": e.access.last_accessed_at.isoformat() if e.access.last_accessed_at else None,
-            "raw": None if e.raw is None else round(e.raw, 6),
-            "final": round(e.final, 6),
+            "raw": None if e.raw is None else significant(e.raw),
+            "final": significant(e.final),
         }
     return out
 

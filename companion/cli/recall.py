@@ -205,6 +205,9 @@ def read_batch(stream: TextIO, source: str, base: Scope) -> Iterator[BatchQuery 
         query, k, as_of = obj.get("query"), obj.get("k"), obj.get("as_of")
         if not isinstance(query, str):
             yield (qid, f"{where}: `query` must be a string")
+            continue
+        if not query.strip():
+            yield (qid, f"{where}: `query` is empty, so it matches nothing: give words to look for")
         elif k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
             yield (qid, f"{where}: `k` must be a whole number of at least 1")
         elif as_of is not None and not isinstance(as_of, str):

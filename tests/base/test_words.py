@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from companion.words import one_line
+from companion.words import one_line, significant
 
 
 def test_a_short_text_is_only_flattened() -> None:
@@ -26,3 +26,8 @@ def test_the_line_is_one_line_within_the_width_and_starts_as_the_text_does(text:
         assert line == flat
     else:
         assert line.endswith("…") and flat.startswith(line[:-1])
+
+
+def test_a_tiny_score_keeps_its_significant_digits() -> None:
+    assert significant(3.14159265e-9) == 3.14159e-9  # rounding to six places would print 0.0
+    assert significant(0.55) == 0.55 and significant(1234567.0) == 1234570.0

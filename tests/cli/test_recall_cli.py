@@ -47,6 +47,9 @@ def test_recall_json_has_tiers_scores_and_explanations(vault: Path, data_dir: st
     assert first["path"] == conversation_path(-60, "sourdough") and first["tier"] == "warm"
     assert set(first["explanation"]) >= {"dense", "lexical", "graph", "date", "decay", "final"}
     assert first["score"] == pytest.approx(first["explanation"]["final"], abs=1e-5)
+    # Scores far below the first keep their order in JSON (significant digits, never rounded to 0.0).
+    warm = [r["score"] for r in data["results"] if r["tier"] == "warm"]
+    assert all(score > 0 for score in warm) and warm == sorted(warm, reverse=True)
     assert {s["user_id"] for s in data["hot"]} == {"alice", "bob"}
     assert data["as_of"] == AS_OF
 
@@ -88,14 +91,17 @@ def test_batch_answers_every_line_in_order_and_reports_bad_lines(vault: Path, da
         "not json",
         {"id": "d", "query": 42},
         {"id": "e", "query": "chalet", "as_of": "yesterday-ish"},
+        {"id": "g", "query": "  "},  # refused as a single empty QUERY is
         {"id": "f", "query": "train tickets Lyon", "as_of": AS_OF},
     ]
     text = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n"
     out = _run(vault, data_dir, "recall", "--batch", "-", stdin=text)
     assert out.returncode == 1, "a failed line makes the exit code non-zero"
-    assert "3 of 6 batch lines failed" in out.stderr
+    assert "4 of 7 batch lines failed" in out.stderr
     rows = [json.loads(line) for line in out.stdout.splitlines()]
-    assert [r["id"] for r in rows] == ["a", "b", "line 3", "d", "e", "f"]
+    assert [r["id"] for r in rows] == ["a", "b", "line 3", "d", "e", "g", "f"]
+    assert "`query` is empty" in rows[5]["error"]
+    del rows[5]
     assert rows[0]["results"][0]["path"] == conversation_path(-60, "sourdough")
     assert len(rows[1]["results"]) <= 2
     assert all(
