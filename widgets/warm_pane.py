@@ -10,6 +10,7 @@ from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable
 
+from companion.recall.decay import AccessStats, Decay
 from companion.recall.results import RecallItem, relevance_text, score_text
 from companion.vault.parse import title_of
 from companion.vault.sessions import SessionSummary
@@ -249,6 +250,21 @@ class WarmPane(KeyedTable):
             for path, when, what in rows
         ]
         self._fill("notes", cells, title, subtitle=NOTES_HINT)
+
+    def show_use(self, path: str, stats: AccessStats, decay: Decay) -> None:
+        """A note's use changed (it was opened): its row shows the new decay, last access and count, where it is."""
+        cells = self._cells.get(path)
+        if cells is None or not self.showing.startswith("query "):
+            return
+        last = stats.last_accessed_at
+        cells.update(
+            decay=f"{decay.value:.2f}",
+            accessed=last.astimezone().strftime("%Y-%m-%d") if last else "never",
+            n=str(stats.access_count),
+        )
+        for column in ("decay", "accessed", "n"):
+            if column in self.columns_shown:
+                self.update_cell(path, column, cells[column])
 
     def _keys_if_showing(self, showing: str) -> set[str] | None:
         """The keys shown now when they answer `showing` too (so arrivals can be told), else None."""

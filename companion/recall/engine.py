@@ -25,7 +25,7 @@ from companion.errors import ConfigError, NoteError
 from companion.recall.access import AccessLog
 from companion.recall.candidates import Hit, NoteIndex, NoteInfo
 from companion.recall.dates import DateRange, find_date_range
-from companion.recall.decay import AccessStats, decay
+from companion.recall.decay import AccessStats, Decay, decay
 from companion.recall.fusion import NO_EVIDENCE, FusionModel, default_model
 from companion.recall.results import (
     BOOST_LOG_ODDS,
@@ -274,6 +274,15 @@ class Recall:
         except NoteError as exc:
             self.vault.problems.append((exc.path, exc.reason))
             return None
+
+    def use_of(self, path: str, when: dt.datetime | None = None) -> tuple[AccessStats, Decay]:
+        """A note's access statistics and the decay they give at `when` (now when None): what a list shows of a note
+        just opened."""
+        stats = self.access.stats([path]).get(path, AccessStats()) if self.access is not None else AccessStats()
+        info = self.index.infos([path]).get(path)
+        moment = local_moment(when).astimezone()
+        confidence = info.confidence if info is not None else None
+        return stats, decay(stats, self.policy, moment, confidence, pinned=info is not None and info.pinned)
 
     def record(self, paths: Iterable[str], when: dt.datetime | None = None) -> None:
         """Count one access of each path (the items were surfaced or opened); no-op without an access log."""

@@ -37,7 +37,17 @@ from companion.retention import RetentionPolicy
 from companion.review.session import Review
 from companion.tui.curation import CurationFlow
 from companion.tui.indexing import IndexKeeper
-from companion.tui.messages import Curated, GraphRead, IndexChanged, IndexStatus, NoteRead, Notice, RecallReady, Report
+from companion.tui.messages import (
+    AccessRecorded,
+    Curated,
+    GraphRead,
+    IndexChanged,
+    IndexStatus,
+    NoteRead,
+    Notice,
+    RecallReady,
+    Report,
+)
 from companion.tui.review import ReviewScreen
 from companion.vault.graph import VaultGraph
 from companion.vault.notes import Note
@@ -415,7 +425,15 @@ class CompanionApp(App[int]):
         if self.read_only or self.as_of is not None:
             return  # a replay of the past or a read-only session records none
         with self._index_lock:
-            self._recall_engine().record([path])
+            engine = self._recall_engine()
+            engine.record([path])
+            stats, factor = engine.use_of(path)
+        self.post_message(AccessRecorded(path, stats, factor))
+
+    def on_access_recorded(self, message: AccessRecorded) -> None:
+        """Show a note's new use in the warm pane's row (its place stays: scores never move under the user's eyes)."""
+        if self._handled():
+            self.query_one(WarmPane).show_use(message.path, message.stats, message.decay)
 
     def on_note_read(self, message: NoteRead) -> None:
         """Show a note just read, unless the user has moved on (reads of older highlights can finish late)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
+from companion.recall.decay import AccessStats, Decay
 from companion.recall.results import RecalledContext
 from companion.vault.notes import Note
 from widgets.link_graph import Neighbourhood
@@ -114,3 +115,16 @@ class Curated(Report):
         """Files written."""
         self.removed = removed
         """Files removed."""
+
+
+class AccessRecorded(Report):
+    """A note opened on purpose was counted as used: the lists showing it update its use, not their order."""
+
+    def __init__(self, path: str, stats: AccessStats, decay: Decay) -> None:
+        super().__init__()
+        self.path = path
+        """The note."""
+        self.stats = stats
+        """Its access statistics now."""
+        self.decay = decay
+        """The decay they give now."""

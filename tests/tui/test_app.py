@@ -661,6 +661,9 @@ def test_passing_over_rows_or_resting_on_one_counts_no_access_but_enter_does(ws:
         await pilot.press("up", "enter")  # Enter opens on purpose: counted at once, once
         await settle(pilot)
         assert counts(paths)[0] == before[0] + 1
+        # Its row shows the new use where it stands (the order stays): opened today, counted.
+        assert [str(warm.cell(i, "note")) for i in range(len(paths))] == paths
+        assert warm.cell(0, "n") == str(before[0] + 1) and warm.cell(0, "accessed") != "never"
         await pilot.press("enter")
         await settle(pilot)
         assert counts(paths)[0] == before[0] + 1
