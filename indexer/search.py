@@ -403,6 +403,8 @@ class Searcher:
         titles = self._title_cosines(embedded, [p for p, r in records.items() if r.kind != "conversation"])
         idf = self._idf(terms)
         total = sum(idf.values()) or 1.0
+        frequencies = self._doc_frequencies(terms) if terms else {}
+        unknown = sum(idf[t] for t in terms if not frequencies.get(t)) / total
         name = _name_key(embedded)
         named = set(self.manifest.named(name)) if name else set()
         words = set(query_terms(query))
@@ -417,6 +419,7 @@ class Searcher:
             best_bm25=max(matched, default=0.0),
             low_bm25=min(matched, default=0.0),
             dense_span=dense_span,
+            unknown_words=unknown,
         )
         every_set = set(every)
         out: dict[str, tuple[float, ...]] = {}

@@ -16,7 +16,7 @@ from companion.atomic import write_atomic
 from companion.cli.output import print_json
 from companion.errors import ConfigError
 from companion.recall.fusion import FEATURES, FusionModel, default_model
-from companion.recall.fusion_fit import Judged, fit, ranking_scores
+from companion.recall.fusion_fit import Judged, calibrate, fit, ranking_scores
 
 
 def register(sub: Any) -> None:
@@ -36,6 +36,12 @@ def register(sub: Any) -> None:
         metavar="FILE",
         required=True,
         help="where to write the weights (point the config's recall.fusion_weights at it to use them)",
+    )
+    train.add_argument(
+        "--keep-ranking",
+        metavar="FILE",
+        help="keep these weights (a weights file, or `shipped`) for the features that order a question's notes and fit "
+        "only those that say whether any is a match (the question's words no note holds) and the bias",
     )
     train.add_argument("--json", action="store_true", help="print one JSON object")
     train.set_defaults(run=run_train)
@@ -58,7 +64,11 @@ def run_train(args: argparse.Namespace) -> int:
     """Fit, write atomically, and say how often each set's best candidate is an answer."""
     questions = [q for name in args.features for q in load_features(Path(name))]
     try:
-        model = fit(questions)
+        if args.keep_ranking:
+            kept = default_model() if args.keep_ranking == "shipped" else _read(Path(args.keep_ranking))
+            model = calibrate(kept, questions)
+        else:
+            model = fit(questions)
     except ValueError as exc:
         raise ConfigError(f"nothing to learn from: {exc}") from exc
     out = Path(args.out)

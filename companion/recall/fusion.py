@@ -37,6 +37,7 @@ FEATURES: tuple[str, ...] = (
     "weak_dense",
     "other_language",
     "title_cosine",
+    "unknown_words",
 )
 """The features of one (question, note) pair, in the model's order:
 
@@ -55,8 +56,15 @@ FEATURES: tuple[str, ...] = (
 - `title_cosine`: the cosine similarity of the question and the note's title, embedded on its own. A knowledge
   vault's titles name what a note is about ("Multiple cursors", "Status bar") in a few words, which the chunks,
   embedded without the title, never say so plainly. 0 for a conversation, whose title names a session, not the
-  many things said in it.
+  many things said in it;
+- `unknown_words`: the share of the question's words (weighted by idf) that no note of the vault holds, the same
+  for every candidate: "best pizza in Naples" asked of a vault that never names pizza or Naples is about something
+  it does not hold, however well the best of a few notes scores against the others.
 """
+QUESTION_FEATURES: tuple[str, ...] = ("unknown_words",)
+"""Features the same for every candidate of a question: they move every candidate's log-odds alike, so they never
+change an order, only what counts as a match. They are fitted after the others, which they leave as they are
+(`companion.recall.fusion_fit.calibrate`)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,8 @@ class Question:
     """The lowest BM25 over the candidates that matched."""
     dense_span: float
     """Cosine below the best one at which `dense` reaches 0."""
+    unknown_words: float = 0.0
+    """The share of the question's words (weighted by idf) no note holds."""
 
 
 DEFAULT_SPAN = 0.3
@@ -139,6 +149,7 @@ def features(e: Evidence, q: Question) -> tuple[float, ...]:
         weak * dense,
         1.0 if e.other_language else 0.0,
         e.title_cosine,
+        q.unknown_words,
     )
 
 

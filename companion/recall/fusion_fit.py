@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from companion.recall.fusion import FEATURES, FusionModel
+from companion.recall.fusion import FEATURES, QUESTION_FEATURES, FusionModel
 
 Array = npt.NDArray[np.float64]
 
@@ -42,14 +42,17 @@ def fit(questions: Sequence[Judged], *, l2: float = 1e-4, steps: int = 3000, poi
       calibrates the output; questions whose candidates hold no answer (asked of a vault that cannot answer them)
       teach it what no match looks like, which the pairwise loss cannot.
 
-    `point_share` is the pointwise loss's share. Raises ValueError when no question has both an answer and another
-    candidate.
+    `point_share` is the pointwise loss's share. The question's own features (`QUESTION_FEATURES`) are left out of
+    this fit and fitted after it by `calibrate`, which leaves the rest as they are. Raises ValueError when no
+    question has both an answer and another candidate.
     """
     ranked = [q for q in questions if any(q.answers) and not all(q.answers)]
     if not ranked:
         raise ValueError("no question has both an answer and another note among its candidates")
     diffs, pair_w = _pairs(ranked)
-    rows, labels, point_w = _points([q for q in questions if q.vectors and (any(q.answers) or not q.answerable)])
+    rows, labels, point_w = _points(_pointwise(questions))
+    # The question's own features first stay out: fitted with the rest, they would move the ranking weights too.
+    ranking = np.array([0.0 if name in QUESTION_FEATURES else 1.0 for name in FEATURES])
     coef = np.zeros(len(FEATURES))
     intercept = 0.0
     for _ in range(steps):
@@ -57,10 +60,38 @@ def fit(questions: Sequence[Judged], *, l2: float = 1e-4, steps: int = 3000, poi
         gp = (1.0 / (1.0 + np.exp(-zp)) - 1.0) * pair_w
         zq = np.clip(rows @ coef + intercept, -50.0, 50.0)
         gq = (1.0 / (1.0 + np.exp(-zq)) - labels) * point_w
-        coef -= (1.0 - point_share) * (diffs.T @ gp) + point_share * (rows.T @ gq) + l2 * coef
+        coef -= ranking * ((1.0 - point_share) * (diffs.T @ gp) + point_share * (rows.T @ gq) + l2 * coef)
         intercept -= point_share * float(gq.sum())
     sources = tuple(sorted({q.source for q in questions}))
-    return FusionModel(FEATURES, tuple(float(w) for w in coef), intercept, sources)
+    return calibrate(FusionModel(FEATURES, tuple(float(w) for w in coef), intercept, sources), questions, l2=l2)
+
+
+def calibrate(model: FusionModel, questions: Sequence[Judged], *, l2: float = 1e-4, steps: int = 3000) -> FusionModel:
+    """`model` with the weights of `QUESTION_FEATURES` fitted anew on the pointwise loss, every other weight and the
+    bias left as they are: the order of every question's candidates stays, and so does what counts as a match for
+    a question whose features are all 0 (every word held by some note); only the others move. Questions asked of a
+    vault that cannot answer them teach it most. Raises ValueError without a candidate to learn from."""
+    points = _pointwise(questions)
+    if not points:
+        raise ValueError("no question has a candidate")
+    rows, labels, point_w = _points(points)
+    tuned = np.array([name in QUESTION_FEATURES for name in FEATURES])
+    weights = np.asarray(model.weights, dtype=np.float64)
+    base = rows[:, ~tuned] @ weights[~tuned]
+    own = rows[:, tuned]
+    coef = weights[tuned].copy()
+    for _ in range(steps):
+        zq = np.clip(base + own @ coef + model.bias, -50.0, 50.0)
+        gq = (1.0 / (1.0 + np.exp(-zq)) - labels) * point_w
+        coef -= own.T @ gq + l2 * coef
+    weights[tuned] = coef
+    sources = tuple(sorted({*model.trained_on, *(q.source for q in questions)}))
+    return FusionModel(FEATURES, tuple(float(w) for w in weights), model.bias, sources)
+
+
+def _pointwise(questions: Sequence[Judged]) -> list[Judged]:
+    """The questions the pointwise loss reads: those with candidates and an answer among them, or no answer at all."""
+    return [q for q in questions if q.vectors and (any(q.answers) or not q.answerable)]
 
 
 def _set_shares(questions: Sequence[Judged]) -> dict[str, float]:

@@ -94,10 +94,9 @@ def _latin_language(text: str) -> str:
 LONG_TEXT_WORDS = 20
 """From this many words on, a text in one of the listed languages holds a good share of its common words."""
 COMMON_SHARE = 0.12
-"""The share of a long text's words that the guessed language's common words must make up. Measured on the openings
-of a help vault's 6,280 notes: in the listed languages they make up less than this in 8 of 1,400 notes; in Danish,
-Polish, Finnish, Swedish, Czech, Slovak, Turkish or Vietnamese, which hold a few of them ("a", "is", "de", "et"),
-less in 9 of 10 notes."""
+"""The share of a long text's words that the guessed language's common words must make up. Measured on notes'
+openings: in the listed languages they make up less than this in 8 of 1,936 notes; in Danish, Polish, Finnish,
+Swedish, Czech, Slovak, Turkish or Vietnamese, which hold a few of them ("a", "is", "de", "et"), in 9 of 10."""
 ACCENTED_SHARE = 0.005
 """The share of a long text's letters that must be accented before too few common words make it another
 language: a list of English names or code holds few common words, and hardly any accented letter."""

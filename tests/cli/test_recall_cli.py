@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from companion.recall.fusion import QUESTION_FEATURES, default_model
 from indexer.manifest import Manifest
 from tests.helpers.cli import run_companion
 from tests.helpers.conversations import NOW, conversation_path, write_vault
@@ -187,6 +188,17 @@ def test_eval_features_train_fusion_weights_that_recall_can_use(vault: Path, dat
     assert json.loads(trained.stdout)["weights"]["trained_on"] == ["elsewhere", "mine"]
     shown = run_companion("fusion", "show", "--weights", str(weights))
     assert "fitted on elsewhere, mine" in shown.stdout and "bias" in shown.stdout
+    # Keeping the shipped ranking: only the question's own features are fitted, the rest stay as shipped.
+    kept = tmp_path / "kept.json"
+    calibrated = run_companion(
+        "fusion", "train", str(features), str(none), "--keep-ranking", "shipped", "--out", str(kept), "--json"
+    )
+    assert calibrated.returncode == 0, calibrated.stderr
+    shipped = default_model()
+    tuned = json.loads(calibrated.stdout)["weights"]
+    assert tuned["bias"] == shipped.bias
+    for name, value, was in zip(tuned["features"], tuned["weights"], shipped.weights, strict=True):
+        assert name in QUESTION_FEATURES or value == pytest.approx(was, abs=1e-6), name
     own = tmp_path / "own"
     write_vault(own)
     write(own, ".companion/companion.yaml", f"embedding:\n  provider: hash\nrecall:\n  fusion_weights: {weights}\n")

@@ -167,3 +167,21 @@ def test_an_index_guessed_by_an_older_rule_guesses_its_notes_languages_again(tmp
     assert reopened.languages(["da.md", "en.md"]) == {"da.md": "latin", "en.md": "en"}
     assert reopened.get_meta("language_rule") == LANGUAGE_RULE
     reopened.close()
+
+
+def test_the_words_no_note_holds_are_a_share_of_the_question(hash_ws: Workspace) -> None:
+    write(hash_ws.root, "Boiler.md", "The boiler pressure fell to 0.6 bar; top it up at the filling loop.\n")
+    write(hash_ws.root, "Bike.md", "Pump the tyres to six bar before the ride.\n")
+    hash_ws.indexer().sync()
+    searcher = hash_ws.searcher()
+    unknown = FEATURES.index("unknown_words")
+
+    def share(question: str) -> set[float]:
+        searcher.capture = []
+        hash_ws.recall().recall(question, k=5)
+        return {round(vector[unknown], 6) for vector in searcher.capture[0][1].values()}
+
+    assert share("boiler pressure bar") == {0.0}
+    (part,) = share("boiler pressure pizza naples")  # one value for every candidate
+    # Two of four words unknown, weighted by idf: a word no note holds weighs more than one every other note holds.
+    assert 0.5 < part < 1.0

@@ -12,6 +12,7 @@ from companion.config import RecallConfig
 from companion.recall.fusion import (
     FEATURES,
     NO_EVIDENCE,
+    QUESTION_FEATURES,
     Evidence,
     FusionModel,
     Question,
@@ -20,7 +21,7 @@ from companion.recall.fusion import (
     name_rank,
     own_language_names,
 )
-from companion.recall.fusion_fit import Judged, fit, ranking_scores
+from companion.recall.fusion_fit import Judged, calibrate, fit, ranking_scores
 from companion.recall.language import foreign, language_of, question_language
 
 ENGLISH = Question(foreign=False, best_cosine=0.7, best_bm25=10.0, low_bm25=2.0, dense_span=0.3)
@@ -86,6 +87,7 @@ def test_the_shipped_weights_favour_what_makes_a_match() -> None:
     w = dict(zip(model.names, model.weights, strict=True))
     assert w["dense"] > 0 and w["bm25"] > 0 and w["cosine"] > 0 and w["title_overlap"] > 0
     assert w["other_language"] < 0 and w["foreign_dense"] < 0  # the model reads English
+    assert w["unknown_words"] < 0  # words the vault never holds: a question about something it does not hold
     assert {"helpvault-dev", "locomo-dev", "conversations-dev"} <= set(model.trained_on)
     strong = features(evidence(cosine=0.7, bm25=10.0, coverage=1.0, every_word=True, title_overlap=0.8), ENGLISH)
     vague = Question(foreign=False, best_cosine=0.12, best_bm25=0.0, low_bm25=0.0, dense_span=0.3)
@@ -123,6 +125,33 @@ def _questions(rng: random.Random, source: str, n: int, answerable: bool = True)
             answers.append(answer)
         out.append(Judged(source, tuple(vectors), tuple(answers), answerable))
     return out
+
+
+def _with_unknown_words(questions: list[Judged], rng: random.Random) -> list[Judged]:
+    """The questions with a share of unknown words, one per question: high where the vault cannot answer."""
+    unknown = FEATURES.index("unknown_words")
+    out = []
+    for q in questions:
+        share = rng.uniform(0.5, 1.0) if not q.answerable else rng.uniform(0.0, 0.4)
+        vectors = tuple(tuple(share if i == unknown else x for i, x in enumerate(v)) for v in q.vectors)
+        out.append(Judged(q.source, vectors, q.answers, q.answerable))
+    return out
+
+
+def test_the_question_s_own_features_calibrate_the_match_and_never_move_the_ranking_weights() -> None:
+    rng = random.Random(5)
+    plain = _questions(rng, "a", 60) + _questions(rng, "none", 40, answerable=False)
+    with_words = _with_unknown_words(plain, random.Random(7))
+    before, after = fit(plain), fit(with_words)
+    ranking = [n for n in FEATURES if n not in QUESTION_FEATURES]
+    weights = {m: dict(zip(m.names, m.weights, strict=True)) for m in (before, after)}
+    assert all(weights[before][n] == pytest.approx(weights[after][n]) for n in ranking)
+    assert weights[after]["unknown_words"] < 0 == weights[before]["unknown_words"]
+    # Calibrating kept weights fits the same: the ranking weights and the bias stay exactly as they were.
+    kept = calibrate(before, with_words)
+    tuned = dict(zip(kept.names, kept.weights, strict=True))
+    assert kept.bias == before.bias and all(tuned[n] == weights[before][n] for n in ranking)
+    assert tuned["unknown_words"] < 0
 
 
 def test_fitting_learns_to_rank_and_what_no_match_looks_like() -> None:
@@ -207,3 +236,11 @@ def test_a_note_with_no_evidence_has_a_feature_vector_of_the_model_s_size() -> N
     nothing = evidence()
     assert features(nothing, ENGLISH) == NO_EVIDENCE
     assert default_model().relevance(NO_EVIDENCE) < 0.05
+
+
+def test_the_share_of_words_no_note_holds_is_the_same_for_every_candidate() -> None:
+    asked = Question(foreign=False, best_cosine=0.4, best_bm25=3.0, low_bm25=1.0, dense_span=0.3, unknown_words=0.75)
+    near = named(features(evidence(cosine=0.4, bm25=3.0, coverage=0.25), asked))
+    far = named(features(evidence(cosine=0.1), asked))
+    assert near["unknown_words"] == far["unknown_words"] == 0.75
+    assert named(features(evidence(cosine=0.4), ENGLISH))["unknown_words"] == 0.0
