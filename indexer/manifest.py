@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import logging
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -28,8 +27,6 @@ from companion.recall.scope import COLUMN_FIELDS, Scope
 from companion.sqlrows import rows_in
 from companion.vault.parse import aliases_of
 from companion.words import segment
-
-log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "3"
 """2 added `fields` and `links` to `notes`, so recall filters, dates and the graph need no file reads; 3 cut unspaced
@@ -184,11 +181,13 @@ _ADDED_COLUMNS = (
     ("title_key", "title_key TEXT NOT NULL DEFAULT ''"),
 )
 _DERIVED_COLUMNS = (("title_vec", "title_vec BLOB"), ("language", "language TEXT"))
-"""Columns an older index gains empty without a re-read: the embedding phase fills the title's vector, the next
-write of a note its language (recall guesses it from the note's opening until then)."""
+"""Columns an older index gains empty without a re-read: the embedding phase fills the title's vector, the next sync
+every note's language (`Manifest.guess_languages_again`; recall guesses it from the note's opening until then)."""
+_OPENING = "fts.title || ' ' || substr(fts.body, 1, ?)"
+"""A note's opening in SQL (its title, then the first characters of its body), what its language is guessed from."""
 LANGUAGE_RULE = "2"
 """How `language_of` guesses a note's language, as a version: an index guessed by an older rule (before 2, a long
-text in Danish or Polish could pass for English) guesses its notes' languages again when opened."""
+text in Danish or Polish could pass for English) guesses its notes' languages again at its next sync."""
 OPENING_CHARS = 400
 """How much of a note's indexed text (after its title) `openings` gives, and a note's language is guessed from."""
 TITLE_VECTOR_DTYPE = "float16"
@@ -286,7 +285,6 @@ class Manifest:
             self.set_meta("schema", SCHEMA_VERSION)
             self.set_meta("language_rule", LANGUAGE_RULE)
         self._add_columns()
-        self._guess_languages_again()
 
     def _add_columns(self) -> None:
         """Bring an index written by an older schema up to date: add the columns, and have every note re-read (schema
@@ -314,28 +312,27 @@ class Manifest:
         # Every embedding pass asks which titles wait for a vector: a partial index answers without a table scan.
         self._db.execute("CREATE INDEX IF NOT EXISTS notes_untitled ON notes(id) WHERE title_vec IS NULL")
 
-    def _guess_languages_again(self) -> None:
-        """Guess every note's language again when the index's were guessed by an older rule (`LANGUAGE_RULE`), from
-        the same opening a write guesses it from: a few seconds once at 50,000 notes, 500 notes a transaction so
-        that another process is never kept waiting. A note rewritten meanwhile keeps what its write guessed."""
+    def guess_languages_again(self) -> int:
+        """Guess every note's language again when the index's were guessed by an older rule (`LANGUAGE_RULE`) or
+        not kept at all, from the same opening a write guesses it from; the writer does it at the start of a sync.
+        A few seconds once at 50,000 notes, 500 notes a transaction so that a reader is never kept waiting; a note
+        rewritten meanwhile keeps what its write guessed. Returns how many notes were guessed again."""
         if self.get_meta("language_rule") == LANGUAGE_RULE:
-            return
+            return 0
         sql = (
-            "SELECT notes.id, notes.content_hash, fts.title || ' ' || substr(fts.body, 1, ?) "
+            f"SELECT notes.id, notes.content_hash, {_OPENING} "
             "FROM notes JOIN fts ON fts.rowid = notes.id WHERE notes.id IN ({marks})"
         )
         ids = [int(r[0]) for r in self._db.execute("SELECT id FROM notes")]
-        try:
-            for start in range(0, len(ids), 500):
-                part = ids[start : start + 500]
-                rows = self._db.execute(sql.format(marks=",".join("?" * len(part))), (OPENING_CHARS, *part))
-                guesses = [(language_of(str(text)), int(rowid), str(digest)) for rowid, digest, text in rows]
-                with self.transaction() as db:
-                    db.executemany("UPDATE notes SET language = ? WHERE id = ? AND content_hash = ?", guesses)
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            rows = self._db.execute(sql.format(marks=",".join("?" * len(part))), (OPENING_CHARS, *part))
+            guesses = [(language_of(str(text)), int(rowid), str(digest)) for rowid, digest, text in rows]
             with self.transaction() as db:
-                db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('language_rule', ?)", (LANGUAGE_RULE,))
-        except StoreError as exc:  # a read-only copy of an index: recall goes on with the languages it holds
-            log.warning("could not guess the notes' languages again: %s", exc)
+                db.executemany("UPDATE notes SET language = ? WHERE id = ? AND content_hash = ?", guesses)
+        with self.transaction():
+            self.set_meta("language_rule", LANGUAGE_RULE)
+        return len(ids)
 
     def close(self) -> None:
         """Close the database."""
@@ -564,14 +561,14 @@ class Manifest:
         return [str(path) for (path,) in rows]
 
     def languages(self, paths: Sequence[str]) -> dict[str, str]:
-        """Each note's language as `language_of` guessed it from its opening when it was written (notes written by
-        an older index, which did not keep it, are left out)."""
+        """Each note's language as `language_of` guessed it from its opening (notes of an older index that did not
+        keep it are left out until its next sync)."""
         sql = "SELECT path, language FROM notes WHERE language IS NOT NULL AND path IN ({marks})"
         return {str(p): str(lang) for p, lang in rows_in(self._db, sql, paths)}
 
     def openings(self, paths: Sequence[str], chars: int = OPENING_CHARS) -> dict[str, str]:
         """The first `chars` characters of each note's indexed text (title, then body), by path."""
-        return self._texts(paths, "fts.title || ' ' || substr(fts.body, 1, ?)", chars)
+        return self._texts(paths, _OPENING, chars)
 
     def bodies(self, paths: Sequence[str], chars: int = 4000) -> dict[str, str]:
         """The first `chars` characters of each note's indexed body (no title), by path."""

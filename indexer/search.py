@@ -221,8 +221,10 @@ class Searcher:
         if (every_word_weight > 0 or learning) and dense_weight < 1.0 and 0 < len(query) <= 200:
             # A question that is a note's exact title or alias names that note, in any language: it holds every
             # word of the question in the strongest way, whatever the stemmer or the embeddings make of them. The
-            # whole question: a date it names is part of a title ("2023-09-12" names that day's daily note).
-            every += [p for p in self._named(query, scope) if p not in every]
+            # whole question, and the question without the date it names: "2023-09-12" names that day's daily note,
+            # "Kitchen renovation in March" the note titled "Kitchen renovation".
+            for asked in dict.fromkeys(a for a in (query, every_word_query) if a):
+                every += [p for p in self._named(asked, scope) if p not in every]
         # Which of the question's words each candidate holds: asked once, for the coverage and the features alike
         # (one full-text query per word, the costliest part of a search with the learned fusion).
         held = (
@@ -405,8 +407,9 @@ class Searcher:
         total = sum(idf.values()) or 1.0
         frequencies = self._doc_frequencies(terms) if terms else {}
         unknown = sum(idf[t] for t in terms if not frequencies.get(t)) / total
-        name = _name_key(embedded)
-        named = set(self.manifest.named(name)) if name else set()
+        # The whole question names a note, or the question without the date it names (see `search`).
+        names = {n for n in (_name_key(embedded), _name_key(query)) if n}
+        named = {p for n in names for p in self.manifest.named(n)}
         words = set(query_terms(query))
         matched = [v for p, v in lexical.items() if p in records]
         languages = self.languages(records)
@@ -431,8 +434,8 @@ class Searcher:
                 bm25=lexical.get(path),
                 coverage=sum(idf[t] for t in held.get(path, ())) / total,
                 every_word=path in every_set,
-                title=bool(name) and record.title.strip().casefold() == name,
-                alias=path in named and record.title.strip().casefold() != name,
+                title=record.title.strip().casefold() in names,
+                alias=path in named and record.title.strip().casefold() not in names,
                 title_overlap=overlap,
                 other_language=languages.get(path, asked) != asked,
                 title_cosine=titles.get(path, 0.0),

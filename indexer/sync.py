@@ -239,6 +239,7 @@ class Indexer:
         `progress` the chunks embedded); with `embed_for_s`, embed for at most that long (0: words only)."""
         started = time.perf_counter()
         report = IndexReport(recovered=self.recover())
+        self.manifest.guess_languages_again()  # once, after the way languages are guessed changed
         current = self.vault.scan()
         known = self.manifest.stats()
         changed = {p: st for p, st in current.items() if known.get(p) != (st.mtime_ns, st.size)}

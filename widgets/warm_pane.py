@@ -259,7 +259,7 @@ class WarmPane(KeyedTable):
         last = stats.last_accessed_at
         cells.update(
             decay=f"{decay.value:.2f}",
-            accessed=last.astimezone().strftime("%Y-%m-%d") if last else "never",
+            accessed=last.strftime("%Y-%m-%d") if last else "never",  # as the rows are filled
             n=str(stats.access_count),
         )
         for column in ("decay", "accessed", "n"):

@@ -20,7 +20,7 @@ from companion.agent.views import Found, no_good_match
 from companion.agent.writes import MEMORY_TYPES, TITLE_CHARS
 from companion.mcp_server import shapes
 from companion.recall.temporal import temporal_json
-from companion.words import one_line
+from companion.words import one_line, significant
 
 if TYPE_CHECKING:
     from companion.mcp_server.server import CompanionServer
@@ -89,7 +89,10 @@ def add_read_tools(server: MCPServer, companion: CompanionServer) -> None:
         until: Annotated[
             Day | None, Field(description="Only notes whose date property is on or before this day")
         ] = None,
-        path: Annotated[str | None, Field(max_length=1000, description='A glob on the path, e.g. "Projects/*"')] = None,
+        path: Annotated[
+            str | None,
+            Field(max_length=1000, description="A glob on the path ('Projects/*'), or a folder's name for its notes"),
+        ] = None,
         as_of: Annotated[
             str | None,
             Field(max_length=40, description="Answer as if at this ISO moment (nothing is counted as used)"),
@@ -342,7 +345,7 @@ def _items(found: list[Found]) -> list[shapes.Item]:
             path=f.path,
             title=f.title,
             link=f.wikilink,
-            score=round(f.score, 4),
+            score=significant(f.score, 4),
             match=f.match,
             relevance=None if f.relevance is None else round(f.relevance, 3),
             type=f.note_type,

@@ -411,21 +411,24 @@ class Recall:
                 )
             )
         # A note the question names by its title or an alias comes first, whatever its use or age; then the
-        # matches, so that a note below the floor never takes a match's place in the first k. A question that is
-        # only a date ("2026-05-28") asks for that day's notes: its digits in other notes' text are no evidence.
+        # matches, so that a note below the floor never takes a match's place in the first k. Among them, for a
+        # question that is only a date ("2026-05-28"), that day's notes: its digits in other notes' text are no
+        # evidence of their day.
         floor = self.floor()
-        only_date = date_range is not None and words is not None and not _WORD_OR_NUMBER.search(words)
+        only_date = (
+            date_range is not None
+            and settings.date_weight > 0
+            and words is not None
+            and not _WORD_OR_NUMBER.search(words)
+        )
 
-        def dated(item: RecallItem) -> bool:
+        def group(item: RecallItem) -> tuple[int, bool, bool]:
             day = hits[item.path].info.day
-            return date_range is not None and day is not None and date_range.contains(day)
+            dated = date_range is not None and day is not None and date_range.contains(day)
+            return (hits[item.path].name_rank, item.matches(floor), only_date and dated)
 
-        items.sort(
-            key=lambda i: (-hits[i.path].name_rank, only_date and not dated(i), not i.matches(floor), -i.score, i.path)
-        )
-        return below_replacements(
-            items, {path: hit.info for path, hit in hits.items()}, lambda i: (hits[i.path].name_rank, i.matches(floor))
-        )
+        items.sort(key=lambda i: (*(-int(part) for part in group(i)), -i.score, i.path))
+        return below_replacements(items, {path: hit.info for path, hit in hits.items()}, group)
 
     def dense_built(self) -> float:
         """The share of the index's chunks that have their vectors (1.0 for an index that does not say)."""

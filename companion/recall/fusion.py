@@ -235,6 +235,11 @@ class FusionModel:
             trained = tuple(str(t) for t in data.get("trained_on", ()))  # type: ignore[attr-defined]
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"the fusion weights are malformed ({exc})") from exc
+        if names == tuple(n for n in FEATURES if n not in QUESTION_FEATURES) and len(weights) == len(names):
+            # Fitted before the question's own features were added: they rank as they did and those count nothing
+            # (`companion fusion train --keep-ranking` fits them).
+            given = dict(zip(names, weights, strict=True))
+            names, weights = FEATURES, tuple(given.get(n, 0.0) for n in FEATURES)
         return cls(names, weights, bias, trained)
 
     @classmethod

@@ -151,8 +151,13 @@ def parse_as_of(text: str | None, what: str = "--as-of") -> dt.datetime | None:
 
 def path_pattern(text: str) -> str:
     """The glob a user's `--path` means: a glob as it is (`Conversations/*`, `*.md`), a note's path as it is, and a
-    folder's name without a glob (`en`, `Projects/Home/`) that folder and everything under it."""
+    folder's name without a glob (`en`, `./Projects/Home/`) that folder and everything under it; the vault's own
+    folder (`.`, `/`, nothing) every note. Paths are relative to the vault, so a leading `./` or `/` is dropped."""
     text = text.strip()
+    while text.startswith(("./", "/")):
+        text = text[1:] if text.startswith("/") else text[2:]
+    if text in ("", "."):
+        return "*"
     if any(ch in text for ch in "*?[") or text.casefold().endswith(".md"):
         return text
-    return f"{text.strip('/')}/*"
+    return f"{text.rstrip('/')}/*"

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from companion.agent.views import Found
+from companion.cli.args import item_json
 from companion.recall.fusion import QUESTION_FEATURES, default_model
+from companion.recall.results import RecallItem
 from indexer.manifest import Manifest
 from tests.helpers.cli import run_companion
 from tests.helpers.conversations import NOW, conversation_path, write_vault
@@ -48,11 +51,16 @@ def test_recall_json_has_tiers_scores_and_explanations(vault: Path, data_dir: st
     assert first["path"] == conversation_path(-60, "sourdough") and first["tier"] == "warm"
     assert set(first["explanation"]) >= {"dense", "lexical", "graph", "date", "decay", "final"}
     assert first["score"] == pytest.approx(first["explanation"]["final"], abs=1e-5)
-    # Scores far below the first keep their order in JSON (significant digits, never rounded to 0.0).
-    warm = [r["score"] for r in data["results"] if r["tier"] == "warm"]
-    assert all(score > 0 for score in warm) and warm == sorted(warm, reverse=True)
     assert {s["user_id"] for s in data["hot"]} == {"alice", "bob"}
     assert data["as_of"] == AS_OF
+
+
+def test_a_score_far_below_the_first_keeps_its_digits_in_json() -> None:
+    # The final score is relative to the first result, to the sixth power: 3e-09 is an order, not zero.
+    item = RecallItem("a.md", "a", "warm", 3.14159265e-9, "note", None, None, "", None)
+    assert item_json(item)["score"] == 3.14159e-9
+    found = Found("a.md", "a", 3.14159265e-9, "warm", None, None, "")
+    assert found.as_json()["score"] == 3.14159e-9
 
 
 def test_the_list_shows_each_notes_relevance_not_the_relative_final_score(vault: Path, data_dir: str) -> None:

@@ -164,9 +164,23 @@ def test_an_index_guessed_by_an_older_rule_guesses_its_notes_languages_again(tmp
         db.execute("DELETE FROM meta WHERE key = 'language_rule'")
     manifest.close()
     reopened = Manifest(path)
+    # Opening writes nothing (a reader, a read-only app); the writer guesses them again at its next sync.
+    assert reopened.languages(["da.md"]) == {"da.md": "fr"} and reopened.get_meta("language_rule") is None
+    assert reopened.guess_languages_again() == 2
     assert reopened.languages(["da.md", "en.md"]) == {"da.md": "latin", "en.md": "en"}
     assert reopened.get_meta("language_rule") == LANGUAGE_RULE
+    assert reopened.guess_languages_again() == 0  # once
     reopened.close()
+
+
+def test_a_sync_guesses_the_languages_again_after_the_rule_changed(hash_ws: Workspace) -> None:
+    write(hash_ws.root, "Settings.md", "Here you can change the language of the interface and the font.\n")
+    hash_ws.indexer().sync()
+    with hash_ws.manifest.transaction() as db:
+        db.execute("UPDATE notes SET language = 'pt'")
+        db.execute("DELETE FROM meta WHERE key = 'language_rule'")
+    hash_ws.indexer().sync()
+    assert hash_ws.manifest.languages(["Settings.md"]) == {"Settings.md": "en"}
 
 
 def test_the_words_no_note_holds_are_a_share_of_the_question(hash_ws: Workspace) -> None:

@@ -174,6 +174,10 @@ DANISH = (
     "Du kan tilføje noter, vedhæftede filer og websider og forbinde dem med linjer. Når du har oprettet et lærred, "
     "kan du gruppere kort, ændre deres farver og zoome ind og ud for at få overblik over dine idéer og projekter."
 )
+TERSE_ENGLISH = (
+    "Vendor contracts: José to draft, Zoë to review, Björn signs. Hiring plan Q3, budget review pending, finance "
+    "team sign-off, Friday deadline, invoices overdue, renewals, onboarding checklist, laptops ordered."
+)
 ENGLISH_NAMES = (
     "Reading list: Kevin Kelly, Out of Control; Brian Eno, A Year with Swollen Appendices; Gabriel García Márquez, "
     "One Hundred Years of Solitude; Italo Calvino, Invisible Cities; Jorge Luis Borges, Labyrinths"
@@ -195,8 +199,10 @@ ENGLISH_NAMES = (
         ("", "en"),
         # A long text holding a few common words of listed languages ("et", "du", "der") is another language...
         (DANISH, "latin"),
-        # ... but a long English text of names with an accent or two stays English.
+        # ... but a long English text of names with an accent or two stays English, and so does a terse note,
+        # few of whose words are common ones, naming people with accented names.
         (ENGLISH_NAMES, "en"),
+        (TERSE_ENGLISH, "en"),
     ],
 )
 def test_a_text_s_language_is_guessed_from_its_script_and_common_words(text: str, language: str) -> None:
@@ -244,3 +250,17 @@ def test_the_share_of_words_no_note_holds_is_the_same_for_every_candidate() -> N
     far = named(features(evidence(cosine=0.1), asked))
     assert near["unknown_words"] == far["unknown_words"] == 0.75
     assert named(features(evidence(cosine=0.4), ENGLISH))["unknown_words"] == 0.0
+
+
+def test_weights_from_before_the_question_s_own_features_rank_as_they_did() -> None:
+    shipped = default_model()
+    older = {
+        "features": [n for n in FEATURES if n not in QUESTION_FEATURES],
+        "weights": [w for n, w in zip(FEATURES, shipped.weights, strict=True) if n not in QUESTION_FEATURES],
+        "bias": shipped.bias,
+    }
+    model = FusionModel.from_json(older)
+    weights = dict(zip(model.names, model.weights, strict=True))
+    assert model.names == FEATURES and all(weights[n] == 0.0 for n in QUESTION_FEATURES)
+    with pytest.raises(ValueError, match="fitted for other features"):
+        FusionModel.from_json({**older, "features": older["features"][1:], "weights": older["weights"][1:]})

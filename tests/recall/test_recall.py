@@ -138,6 +138,23 @@ def test_a_question_that_is_only_a_date_lists_that_day_s_notes_first(tmp_path: P
         ws.close()
 
 
+def test_a_title_with_a_date_beside_it_still_names_the_note(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write(vault, "Projects/Kitchen renovation.md", "Oak worktops, new tiles, the sink moved under the window.\n")
+    ideas = "Kitchen renovation ideas: a larder, open shelves, kitchen renovation costs.\n"
+    write(vault, "Notes/Kitchen ideas.md", ideas)
+    ws = workspace(vault, data_dir=tmp_path / "data")
+    try:
+        ws.indexer().sync()
+        context = ws.recall().recall("Kitchen renovation in March", as_of=NOW)
+        assert context.date_range is not None  # "in March" is the date; the rest is the title
+        first = context.results[0]
+        assert first.path == "Projects/Kitchen renovation.md"
+        assert first.explanation is not None and first.explanation.named
+    finally:
+        ws.close()
+
+
 def test_every_score_is_explained_and_adds_up(indexed: Workspace) -> None:
     context = engine(indexed).recall("chalet Chamonix February", as_of=NOW)
     assert context.results

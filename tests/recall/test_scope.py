@@ -166,11 +166,20 @@ def test_path_glob_crosses_folders_and_is_case_sensitive() -> None:
         ("en/Plugins/Canvas.md", "en/Plugins/Canvas.md"),  # a note's path: that note
         ("en", "en/*"),  # a folder's name: everything under it
         (" Projects/Home/ ", "Projects/Home/*"),
+        ("./en", "en/*"),  # relative to the vault
+        ("/en/", "en/*"),
+        (".", "*"),  # the vault itself
+        ("/", "*"),
     ],
 )
 def test_a_folder_s_name_means_the_notes_under_it(typed: str, glob: str) -> None:
     assert path_pattern(typed) == glob
-    assert not Scope(path_glob=path_pattern("en")).matches("english/a.md", "note", None, None, {})
+
+
+def test_a_folder_s_pattern_holds_its_notes_at_any_depth_and_no_other_folder_s() -> None:
+    scope = Scope(path_glob=path_pattern("en"))
+    assert scope.matches("en/a.md", "note", None, None, {}) and scope.matches("en/sub/a.md", "note", None, None, {})
+    assert not scope.matches("english/a.md", "note", None, None, {})
 
 
 # (path, kind, note_type, stored date, frontmatter, body) as the indexer would record them.
