@@ -24,10 +24,19 @@ def explain_lines(context: RecalledContext, path: str, policy: RetentionPolicy) 
                 f"it lies within {window}, but {session.session_key} has hot_limit={policy.hot_limit} newer sessions",
                 "it is still recalled by the temporal tier while recent, and by search (warm) after that",
             ]
-    for rank, item in enumerate(context.results, 1):
+    # The rank among what the list shows (the matches, or the closest few when none): the rest is not listed.
+    shown = context.shown(len(context.results))
+    listed = {item.path for item in shown}
+    hidden = [item for item in context.results if item.path not in listed]
+    for rank, item in enumerate((*shown, *hidden), 1):
         if item.path != path:
             continue
-        lines = [f"{item.tier}: rank {rank} of {len(context.results)} for {context.query!r}"]
+        where = (
+            f"rank {rank} of {len(shown)}"
+            if rank <= len(shown)
+            else "below the relevance floor, so not listed among the matches"
+        )
+        lines = [f"{item.tier}: {where} for {context.query!r}"]
         if item.explanation is not None:
             lines.extend(item.explanation.lines())
         elif item.tier == "temporal":

@@ -543,6 +543,9 @@ def test_explain_sort_open_and_the_command_palette(ws: Workspace) -> None:
         assert isinstance(app.screen, ExplainDialog)
         text = "\n".join(app.screen.lines)
         assert "relevance" in text and "decay" in text and "final" in text
+        # Its rank is among the rows the pane lists, not among every note recall weighed.
+        rows = app.query_one(WarmPane).row_count
+        assert f"rank 1 of {rows} for 'chalet host Favre'" in app.screen.lines[0]
         await pilot.press("escape")
         await settle(pilot)
         await pilot.press("o")
