@@ -218,13 +218,17 @@ class Searcher:
         if (every_word_weight > 0 or learning) and dense_weight < 1.0 and lexical:
             wanted = terms if every_word_query is None else self._lexical_terms(every_word_query)
             every = self._holding_every_word(wanted, candidates, scope)
-        if (every_word_weight > 0 or learning) and dense_weight < 1.0 and 0 < len(query) <= 200:
-            # A question that is a note's exact title or alias names that note, in any language: it holds every
-            # word of the question in the strongest way, whatever the stemmer or the embeddings make of them. The
-            # whole question, and the question without the date it names: "2023-09-12" names that day's daily note,
-            # "Kitchen renovation in March" the note titled "Kitchen renovation".
-            for asked in dict.fromkeys(a for a in (query, every_word_query) if a):
-                every += [p for p in self._named(asked, scope) if p not in every]
+        # A question that is a note's exact title or alias names that note, in any language: it holds every word of
+        # the question in the strongest way, whatever the stemmer or the embeddings make of them. The whole
+        # question, and the question without the date it names: "2023-09-12" names that day's daily note,
+        # "Kitchen renovation in March" the note titled "Kitchen renovation". Looked up once for both uses.
+        naming = (every_word_weight > 0 or learning) and dense_weight < 1.0 and 0 < len(query) <= 200
+        names = list(dict.fromkeys(n for n in (_name_key(query), _name_key(every_word_query or "")) if n))
+        asked = names if naming or learning else []
+        named_notes = list(dict.fromkeys(p for n in asked for p in self.manifest.named(n)))
+        if naming and named_notes:
+            in_scope = self._paths_in_scope(named_notes, scope) if scope is not None else set(named_notes)
+            every += [p for p in named_notes if p in in_scope and p not in every]
         # Which of the question's words each candidate holds: asked once, for the coverage and the features alike
         # (one full-text query per word, the costliest part of a search with the learned fusion).
         held = (
@@ -251,7 +255,16 @@ class Searcher:
         if learning:
             records = self.manifest.notes_by_path([f.key for f in ranked])
             learned = self._features(
-                every_word_query or query, terms, dense, lexical, every, records, dense_span, query, held or {}
+                every_word_query or query,
+                terms,
+                dense,
+                lexical,
+                every,
+                records,
+                dense_span,
+                query,
+                held or {},
+                (set(names), set(named_notes)),
             )
             if self.capture is not None:
                 self.capture.append((query, dict(learned)))
@@ -395,10 +408,11 @@ class Searcher:
         dense_span: float,
         embedded: str,
         held: dict[str, set[str]],
+        naming: tuple[set[str], set[str]],
     ) -> dict[str, tuple[float, ...]]:
         """The learned fusion's features of every candidate (see `companion.recall.fusion`); `embedded` is the
         question as the meaning side embeds it (`query` may leave out a date it names), `held` which of `terms`
-        each candidate holds."""
+        each candidate holds, `naming` (the names the question gives, the notes they name)."""
         if not records:
             return {}
         # A conversation's title names a session, not the many things said in it: only other notes' titles count.
@@ -407,9 +421,7 @@ class Searcher:
         total = sum(idf.values()) or 1.0
         frequencies = self._doc_frequencies(terms) if terms else {}
         unknown = sum(idf[t] for t in terms if not frequencies.get(t)) / total
-        # The whole question names a note, or the question without the date it names (see `search`).
-        names = {n for n in (_name_key(embedded), _name_key(query)) if n}
-        named = {p for n in names for p in self.manifest.named(n)}
+        names, named = naming
         words = set(query_terms(query))
         matched = [v for p, v in lexical.items() if p in records]
         languages = self.languages(records)
@@ -477,14 +489,6 @@ class Searcher:
             for path, found in {**stored, **guessed}.items():
                 known[(path, records[path].content_hash)] = found
         return {p: lang for p, r in records.items() if (lang := known.get((p, r.content_hash))) is not None}
-
-    def _named(self, name: str, scope: Scope | None) -> list[str]:
-        """Notes titled or aliased exactly `name` (trailing question marks and quotes aside), within the scope."""
-        found = self.manifest.named(_name_key(name))
-        if not found or scope is None:
-            return found
-        kept = self._paths_in_scope(found, scope)
-        return [p for p in found if p in kept]
 
     def _coverage(self, terms: list[str], path: str, held: dict[str, set[str]] | None = None) -> float:
         """The share of the query's terms, weighted by their BM25 idf, that the note at `path` holds (`held`: which

@@ -63,7 +63,8 @@ def fit(questions: Sequence[Judged], *, l2: float = 1e-4, steps: int = 3000, poi
         coef -= ranking * ((1.0 - point_share) * (diffs.T @ gp) + point_share * (rows.T @ gq) + l2 * coef)
         intercept -= point_share * float(gq.sum())
     sources = tuple(sorted({q.source for q in questions}))
-    return calibrate(FusionModel(FEATURES, tuple(float(w) for w in coef), intercept, sources), questions, l2=l2)
+    ranker = FusionModel(FEATURES, tuple(float(w) for w in coef), intercept, sources)
+    return calibrate(ranker, questions, l2=l2, steps=steps)
 
 
 def calibrate(model: FusionModel, questions: Sequence[Judged], *, l2: float = 1e-4, steps: int = 3000) -> FusionModel:
