@@ -3,6 +3,9 @@ headless Chromium (Debian's, through Playwright; no browser is downloaded)."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import http.client
 import json
 import os
 import shutil
@@ -154,3 +157,94 @@ def apps_of(tmp_path: Path) -> list[int]:
             if b"companion app" in line and str(tmp_path / "vault").encode() in line:
                 found.append(int(entry.name))
     return found
+
+
+def fetch(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    """The status and the body of a GET, refused or not."""
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read().decode(errors="replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(errors="replace")
+
+
+def handshake(port: int, headers: dict[str, str]) -> int:
+    """Open the page's websocket as a browser does, with `headers` added; the status of the answer (101: opened).
+    An opened one is checked against the protocol's proof of acceptance, then closed at once."""
+    key = base64.b64encode(os.urandom(16)).decode()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request(
+            "GET",
+            "/ws?width=80&height=24",
+            headers={
+                "Upgrade": "websocket",
+                "Connection": "Upgrade",
+                "Sec-WebSocket-Key": key,
+                "Sec-WebSocket-Version": "13",
+                **headers,
+            },
+        )
+        response = connection.getresponse()
+        if response.status == 101:
+            proof = hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()
+            assert response.headers["Sec-WebSocket-Accept"] == base64.b64encode(proof).decode()
+        return response.status
+    finally:
+        connection.close()
+
+
+def test_the_websocket_opens_only_for_the_served_page(
+    served: tuple[dict[str, Any], Path, subprocess.Popen[str]],
+) -> None:
+    info, _, _ = served
+    port, cookie = info["port"], {"Cookie": f"companion_token={info['token']}"}
+    # A page on another local port gets the cookie too (a site is the host, whatever the port), so its origin
+    # is what refuses it.
+    assert handshake(port, {**cookie, "Origin": f"http://127.0.0.1:{port + 1}"}) == 403
+    assert handshake(port, {**cookie, "Origin": f"http://localhost:{port + 1}"}) == 403
+    assert handshake(port, {**cookie, "Origin": "null"}) == 403  # a sandboxed frame or a local file
+    assert handshake(port, {**cookie, "Origin": f"https://127.0.0.1:{port}"}) == 403
+    assert handshake(port, {**cookie, "Origin": f"http://localhost:{port}"}) == 403  # not the name it was asked by
+    assert handshake(port, {"Origin": f"http://127.0.0.1:{port}"}) == 403  # the page's origin, no token
+    assert handshake(port, {**cookie, "Origin": f"http://127.0.0.1:{port}"}) == 101
+
+
+def test_every_path_refuses_another_origin_and_the_page_follows_the_name_it_was_opened_by(
+    served: tuple[dict[str, Any], Path, subprocess.Popen[str]],
+) -> None:
+    info, _, _ = served
+    base, cookie = f"http://127.0.0.1:{info['port']}", {"Cookie": f"companion_token={info['token']}"}
+    foreign = {**cookie, "Origin": f"http://127.0.0.1:{info['port'] + 1}"}
+    for path in ("/", f"/?token={info['token']}", "/static/js/textual.js", "/download/anything"):
+        assert fetch(base + path, foreign)[0] == 403, path
+    assert fetch(f"{base}/", {**cookie, "Origin": base})[0] == 200
+    # A script or an image that a page of another port includes carries no Origin, but the browser says who asked.
+    for asker in ("same-site", "cross-site"):
+        assert fetch(f"{base}/static/js/textual.js", {**cookie, "Sec-Fetch-Site": asker})[0] == 403, asker
+    for asker in ("same-origin", "none"):  # the page's own files; the address opened by the user
+        assert fetch(f"{base}/static/js/textual.js", {**cookie, "Sec-Fetch-Site": asker})[0] == 200, asker
+    # Opened as localhost, the page's websocket and files are asked of localhost: the cookie is the one that
+    # name got, and the origin its own.
+    code, page = fetch(info["url"], {"Host": f"localhost:{info['port']}"})
+    assert code == 200
+    assert f'"ws://localhost:{info["port"]}/ws"' in page and f"http://localhost:{info['port']}/static/" in page
+    code, page = fetch(info["url"])
+    assert code == 200 and f'"ws://127.0.0.1:{info["port"]}/ws"' in page
+
+
+def test_static_files_need_the_token_and_no_folder_is_listed(
+    served: tuple[dict[str, Any], Path, subprocess.Popen[str]],
+) -> None:
+    info, _, _ = served
+    base, cookie = f"http://127.0.0.1:{info['port']}", {"Cookie": f"companion_token={info['token']}"}
+    assert fetch(f"{base}/static/js/textual.js")[0] == 403
+    code, script = fetch(f"{base}/static/js/textual.js", cookie)
+    assert code == 200 and len(script) > 1000
+    assert fetch(f"{base}/static/css/xterm.css?token={info['token']}")[0] == 200
+    for folder in ("/static/", "/static/js/", "/static/js", "/static/fonts/", "/static/images"):
+        for headers in ({}, cookie):
+            code, body = fetch(base + folder, headers)
+            assert code in (403, 404), (folder, code)
+            assert "textual.js" not in body and "Index of" not in body and ".ttf" not in body, folder
