@@ -129,6 +129,15 @@ class NoteChanged(ProcessError):
     """A derived note changed on disk between the run's read and its write (the user edited it meanwhile)."""
 
 
+class ProcessStopped(ProcessError):
+    """A post-processing run stopped midway (a full disk, an unwritable file): the message lists what was written,
+    forwarded and archived before it, and what was not; the exit code is that of the error that stopped it."""
+
+    def __init__(self, message: str, exit_code: int = ProcessError.exit_code) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
 class AgentInputError(CompanionError):
     """What an agent asked for is invalid: names the argument, so the agent can correct that one."""
 

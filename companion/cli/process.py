@@ -4,8 +4,9 @@ It reads the logs and the config, writes archives, rewritten logs, summary, extr
 entries (never with `--dry-run`), and records each run in the audit log. The history notes an `embed` processor wrote
 are indexed right away (embedding model and store opened only then), unless a running `companion index --watch` holds
 the index, which indexes them itself, or `--no-index` is given. A forward sink or a summary endpoint that fails is a
-warning (in `--json` too), not an error: the rest of the run is written, a later run sends the rest, and the summary
-falls back to the extractive one.
+warning (in `--json` too), not an error: the derived notes are written, the log keeps the entries the sink has not
+recorded (a later run sends them, and only then drops them), and the summary falls back to the extractive one. A run
+that stops midway (a full disk) fails with a message saying what it forwarded, wrote and archived, and what not.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import Any
 from companion.cli.args import add_vault_arguments
 from companion.cli.output import print_json
 from companion.config import load_config_file
-from companion.errors import IndexLockedError
+from companion.errors import CompanionError, IndexLockedError, ProcessStopped
 from companion.locations import DataPaths, config_path, vault_data_dir
+from companion.pipeline import progress
 from companion.pipeline.run import AgentReport, process_vault
 from companion.recall.scope import parse_as_of
 from companion.vault.audit import AuditLog
@@ -74,7 +76,17 @@ def run(args: argparse.Namespace) -> int:
     written = [path for r in reports for path in r.embedded]
     indexed = None
     if written and not args.no_index:
-        indexed = index_notes(Workspace.open(root, data_dir=args.data_dir, chroma_url=args.chroma_url), written)
+        try:
+            indexed = index_notes(Workspace.open(root, data_dir=args.data_dir, chroma_url=args.chroma_url), written)
+        except (OSError, CompanionError) as exc:
+            # Everything else is written by now: the message says so, rather than that nothing happened.
+            done = "; ".join(progress.summary(r) for r in reports)
+            notes = counted(len(written), "history note")
+            raise ProcessStopped(
+                f"indexing the {notes} this run wrote failed: {progress.fault(exc)}. The history was processed all "
+                f"the same: {done}; `companion index` indexes the notes",
+                progress.exit_code(exc),
+            ) from exc
     if args.json:
         out = {"as_of": now.isoformat(), "dry_run": args.dry_run, "agents": [_json(r) for r in reports]}
         print_json({**out, "indexed": indexed})
@@ -168,6 +180,7 @@ def _json(report: AgentReport) -> dict[str, Any]:
             for e in report.embeds
         ],
         "redacted_bad_lines": list(report.redacted_lines),
+        "held": report.held,
         "warnings": list(report.warnings),
     }
 

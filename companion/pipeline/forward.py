@@ -1,19 +1,22 @@
 """Sending an agent's entries to a `forward` processor's sink, each entry once: a JSONL file or an HTTP webhook.
 
-The pipeline calls `forward_entries` with the entries as redaction left them. What was sent is remembered by id in a
-small state file per agent and sink, so a later run sends only what is new (or what an earlier run failed to send);
-ids no longer in the log are pruned, so the file stays as small as the log. Delivery is at least once: a crash between
-sending and recording the state sends those entries again on the next run, never loses them.
+The pipeline calls `forward_entries` with the entries as redaction left them. What the sink accepted is recorded by id
+in a small state file per agent and sink (`companion.pipeline.forwardstate`), written durably once the sink accepted
+and read before anything is sent, so a later run sends only what is new or what an earlier run failed to send, also
+after a run that stopped midway on a full disk; ids no longer in the log are pruned, so the file stays as small as the
+log.
 
 A webhook's bearer token (`token_env`) is only ever sent over https or to a loopback address: a token meant for a
 plain `http://` URL on another host is refused, with nothing sent, rather than put on the network in clear text.
 
-A sink that fails (an unreachable webhook after its retries, an unwritable file) never raises: the failure is
-returned in the `ForwardReport`, the other processors' results are written as usual, and a later run sends the rest.
+A sink that fails (an unreachable webhook after its retries, an unwritable file, a state that cannot be recorded)
+never raises: the failure is returned in the `ForwardReport`, and the run leaves the log untrimmed so a later run
+sends the rest.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import ipaddress
@@ -27,8 +30,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from companion.atomic import fsync_dir, make_folders, write_atomic
+from companion.atomic import fsync_dir, make_folders
 from companion.errors import ForwardError
+from companion.pipeline.forwardstate import Ledger, announce, delivered, read_ledger, record, settle
 from companion.pipeline.history import Entry
 from companion.pipeline.processors import ForwardProcessor
 
@@ -74,7 +78,8 @@ def forward_entries(
     environ: Mapping[str, str] | None = None,
     sleep: Sleep | None = None,
 ) -> ForwardReport:
-    """Send the entries of `agent` that `state` does not list yet, and record them there; never raises."""
+    """Send the entries of `agent` the sink has not accepted yet (see `companion.pipeline.forwardstate`), and record
+    them; never raises."""
     spec = processor.spec
     target = processor.target(agent)
 
@@ -83,39 +88,113 @@ def forward_entries(
         return ForwardReport(spec.sink, shown, state, sent, pending, problem)
 
     try:
-        done = _read_state(state)
+        ledger = read_ledger(state)
+        done = set(ledger.forwarded)
+        sink_at = None
+        if spec.sink == "jsonl":
+            # Entries appended by a run that could not record them (full disk, crash) are in the sink already.
+            found, sink_at = delivered(processor.jsonl_path(agent), ledger.sink_size, entries)
+            done |= found
     except ForwardError as exc:
         return report(0, len(entries), str(exc))
     todo = [entry for entry in entries if entry.id not in done]
     if dry_run:
         return report(len(todo), 0)
-    recorded = set(done)
-    done &= {entry.id for entry in entries}
+    if spec.sink == "jsonl":
+        return report(*_to_jsonl(processor, agent, entries, todo, state, done, sink_at, ledger))
+    return report(*_to_webhook(processor, agent, entries, todo, state, done, ledger, environ, sleep or _pause))
+
+
+def _to_jsonl(
+    processor: ForwardProcessor,
+    agent: str,
+    entries: Sequence[Entry],
+    todo: Sequence[Entry],
+    state: Path,
+    done: set[str],
+    sink_at: int | None,
+    ledger: Ledger,
+) -> tuple[int, int, str | None]:
+    """Append `todo` to the agent's JSONL file, then record it; (sent, pending, problem)."""
+    sink = processor.jsonl_path(agent)
     sent, problem = 0, None
     try:
-        if spec.sink == "jsonl":
-            _append_jsonl(processor.jsonl_path(agent), todo)
+        if todo:
+            sink_at = _append_jsonl(sink, todo)
             done.update(entry.id for entry in todo)
             sent = len(todo)
-        else:
-            # No token needed (or asked for) when there is nothing new to send.
-            token = _token(processor, environ if environ is not None else os.environ) if todo else None
-            for start in range(0, len(todo), spec.batch):
-                chunk = todo[start : start + spec.batch]
-                _post(processor, agent, chunk, token, sleep or _pause)
-                done.update(entry.id for entry in chunk)
-                sent += len(chunk)
-                # Recorded after every batch, so a crash or a failure later resends at most the batch in flight.
-                _write_state(state, entries, done)
-                recorded = set(done)
     except ForwardError as exc:
         problem = str(exc)
-    if done != recorded:
+    in_log = {entry.id for entry in entries}
+    if (done & in_log) != ledger.forwarded or sink_at != ledger.sink_size:
         try:
-            _write_state(state, entries, done)
+            record(state, entries, done, sink_at)
         except ForwardError as exc:
-            problem = problem or str(exc)
-    return report(sent, len(todo) - sent, problem)
+            # Nothing is sent twice all the same: the next run finds these entries in the sink itself.
+            problem = problem or (
+                f"{exc}; {sink} holds the {sent} entries sent, and the next run finds them there instead of sending "
+                "them again"
+            )
+    return sent, len(todo) - sent, problem
+
+
+def _to_webhook(
+    processor: ForwardProcessor,
+    agent: str,
+    entries: Sequence[Entry],
+    todo: Sequence[Entry],
+    state: Path,
+    done: set[str],
+    ledger: Ledger,
+    environ: Mapping[str, str] | None,
+    sleep: Sleep,
+) -> tuple[int, int, str | None]:
+    """POST `todo` in batches, each announced in the state before it goes out and settled after; (sent, pending,
+    problem)."""
+    spec = processor.spec
+    shown = shown_url(spec.url or "")
+    sent = 0
+    try:
+        # No token needed (or asked for) when there is nothing new to send.
+        token = _token(processor, environ if environ is not None else os.environ) if todo else None
+        for chunk in _batches(todo, ledger.in_flight, spec.batch):
+            try:
+                pending = announce(state, agent, entries, done, chunk)
+            except ForwardError as exc:
+                raise ForwardError(f"{exc}, so {len(todo) - sent} entries were not sent to {shown}") from exc
+            try:
+                _post(processor, agent, chunk, token, sleep, pending.key)
+            except ForwardError:
+                # Left at `?` if this fails too: the next run sends the batch again, which is right as it was refused.
+                with contextlib.suppress(OSError):
+                    settle(pending, accepted=False)
+                raise
+            done.update(entry.id for entry in chunk)
+            sent += len(chunk)
+            try:
+                settle(pending, accepted=True)
+            except OSError as exc:
+                raise ForwardError(
+                    f"{shown} accepted {len(chunk)} entries of agent '{agent}', but {state} could not record it "
+                    f"({exc.strerror or exc}): a later run sends them again; the remaining "
+                    f"{len(todo) - sent} were not sent"
+                ) from exc
+    except ForwardError as exc:
+        return sent, len(todo) - sent, str(exc)
+    if sent or (done & {entry.id for entry in entries}) != ledger.forwarded:
+        # Tidies the state (the batch's status byte already records it): a failure here loses nothing.
+        with contextlib.suppress(ForwardError):
+            record(state, entries, done)
+    return sent, len(todo) - sent, None
+
+
+def _batches(todo: Sequence[Entry], in_flight: Sequence[str], size: int) -> list[list[Entry]]:
+    """`todo` in batches of `size`; a batch left in flight by a killed run goes first, whole, so it is sent again
+    under the same idempotency key."""
+    again = set(in_flight)
+    first = [entry for entry in todo if entry.id in again]
+    rest = [entry for entry in todo if entry.id not in again]
+    return ([first] if first else []) + [rest[i : i + size] for i in range(0, len(rest), size)]
 
 
 def _pause(seconds: float) -> None:
@@ -123,43 +202,16 @@ def _pause(seconds: float) -> None:
     time.sleep(seconds)
 
 
-def _read_state(state: Path) -> set[str]:
-    try:
-        text = state.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return set()
-    except OSError as exc:
-        raise ForwardError(f"{state}: cannot read the forward state ({exc.strerror or exc}); nothing was sent") from exc
-    try:
-        data = json.loads(text)
-        ids = data["forwarded"]
-        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-            raise ValueError("'forwarded' is not a list of ids")
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ForwardError(
-            f"{state}: the forward state is damaged ({exc}), so nothing was sent rather than risk sending entries "
-            "twice; fix the file, or delete it to send every entry in the log again"
-        ) from exc
-    return set(ids)
+def write_fully(fd: int, data: bytes) -> None:
+    """Write all of `data` to `fd` (looped only on a short write)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
-def _write_state(state: Path, entries: Sequence[Entry], done: set[str]) -> None:
-    # In log order, so the file reads like the log it tracks.
-    data = {"forwarded": [entry.id for entry in entries if entry.id in done]}
-    try:
-        make_folders(state.parent)
-        write_atomic(state, (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8"))
-    except OSError as exc:
-        raise ForwardError(
-            f"{state}: cannot record what was forwarded ({exc.strerror or exc}); a later run may send those entries "
-            "again"
-        ) from exc
-
-
-def _append_jsonl(path: Path, entries: Sequence[Entry]) -> None:
-    """Append the entries' lines to `path` in one O_APPEND write (looped only on a short write), then fsync."""
-    if not entries:
-        return
+def _append_jsonl(path: Path, entries: Sequence[Entry]) -> int:
+    """Append the entries' lines to `path` in one O_APPEND write, then fsync; the file's size after it. A write that
+    fails is cut back off, so the sink never keeps half an entry."""
     data = b"".join(entry.raw + b"\n" for entry in entries)
     try:
         make_folders(path.parent)
@@ -169,19 +221,27 @@ def _append_jsonl(path: Path, entries: Sequence[Entry]) -> None:
             data = b"\n" + data
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            start = os.fstat(fd).st_size
+            try:
+                write_fully(fd, data)
+                os.fsync(fd)
+            except OSError:
+                # Shortening a file needs no space, so this works on a full disk too.
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, start)
+                    os.fsync(fd)
+                raise
+            end = os.fstat(fd).st_size
         finally:
             os.close(fd)
         if created:
             fsync_dir(path.parent)
     except OSError as exc:
         raise ForwardError(
-            f"{path}: cannot append {len(entries)} forwarded entries ({exc.strerror or exc}); they stay unsent and "
-            "a later run sends them; check the folder exists and is writable"
+            f"{path}: cannot append {len(entries)} forwarded entries ({exc.strerror or exc}); none of them was "
+            "forwarded, and a later run sends them; check the folder exists, is writable and has space"
         ) from exc
+    return end
 
 
 def _ends_with_newline(path: Path) -> bool:
@@ -253,13 +313,15 @@ def shown_url(url: str) -> str:
 _RETRY_STATUSES = frozenset({408, 425, 429}) | frozenset(range(500, 600))
 
 
-def _post(processor: ForwardProcessor, agent: str, entries: Sequence[Entry], token: str | None, sleep: Sleep) -> None:
+def _post(
+    processor: ForwardProcessor, agent: str, entries: Sequence[Entry], token: str | None, sleep: Sleep, key: str
+) -> None:
     """POST one batch, retrying failures with doubling backoff; `ForwardError` once the retries are used up."""
     spec = processor.spec
     url = spec.url or ""
     shown = shown_url(url)
     body = json.dumps({"agent": agent, "entries": [entry.data for entry in entries]}, ensure_ascii=False)
-    headers = {"Content-Type": "application/json", "User-Agent": "vault-companion"}
+    headers = {"Content-Type": "application/json", "User-Agent": "vault-companion", "Idempotency-Key": key}
     request = urllib.request.Request(url, data=body.encode("utf-8"), headers=headers, method="POST")
     if token is not None:
         # Not copied onto a redirect: an https webhook redirecting to plain http must not get the token in clear.

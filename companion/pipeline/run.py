@@ -11,7 +11,7 @@ run that changes something is recorded in the audit log.
 
 A `forward` processor sees every entry read (redacted), wherever it stands in the list, so an entry another processor
 drops in the same run is still forwarded once. Sending happens right after the computation, before anything is
-written; a sink that fails is reported in the run's report and never stops the rest of the run. A `summarize`
+written; a sink that fails is reported in the run's report and the derived notes are written all the same. A `summarize`
 processor likewise sees every entry read (redacted); its note is written atomically before the archives (it derives
 from the log and never takes anything out of it), and recorded in the run's audit record with its source and model.
 An `extract` processor's memory notes are written the same way, right after the summary notes, and so are an `embed`
@@ -20,6 +20,10 @@ it (the user edited it during a slow model call) is left as it is, with a warnin
 
 The order of writes is what keeps history complete after a crash at any step: archives first (an entry is then in
 the log and the archive), the log's rename second (the entry is then only in the archive), the audit record last.
+The log is trimmed only once everything derived from its entries is durable: when a forward left entries unsent (or
+unrecorded) or a derived note could not be written, the run drops nothing (redaction still applies), says why, and a
+later run drops them. A run that fails midway (a full disk) raises `ProcessStopped`, whose message lists what was
+forwarded, written and archived before the failure and what was not (`companion.pipeline.progress`).
 """
 
 from __future__ import annotations
@@ -32,36 +36,35 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from companion.atomic import make_folders, unused_path, write_atomic
 from companion.config import CompanionConfig
-from companion.errors import ConfigError, ProcessError
+from companion.errors import CompanionError, ConfigError, ProcessError
 from companion.folderlock import folder_lock
 from companion.locations import DataPaths
 from companion.pipeline.derived import write_embeds, write_extracts, write_summaries
-from companion.pipeline.extract import EXTRACTED_BY, ExtractReport, extract_agent
-from companion.pipeline.forward import ForwardReport, forward_entries, state_file
+from companion.pipeline.effects import Derivations, Given, derive, unsettled
 from companion.pipeline.history import BadLine, Entry, HistoryLog, Source, find_sources, read_log, rewrite_log
 from companion.pipeline.processors import (
     REDACTION_VERSION,
     ArchiveProcessor,
     Artifact,
-    EmbedProcessor,
-    ExtractProcessor,
-    ForwardProcessor,
     Processor,
     Redactor,
     RedactProcessor,
-    SummarizeProcessor,
     build_processor,
 )
+from companion.pipeline.progress import ARCHIVES, AUDIT, LOG, NOTES, Progress, stopped_among
+from companion.pipeline.reports import AgentReport, ArchiveWrite
+from companion.pipeline.runaudit import record_log_unchanged, record_processed, wording
 from companion.pipeline.sessionnotes import NotesRead, apply_to_notes, markdown_changed, read_notes
-from companion.pipeline.summarize import PROMPT_VERSION, SummaryReport, summarize_agent
-from companion.pipeline.transcripts import EMBEDDED_BY, EmbedReport, Redaction, embed_agent
+from companion.pipeline.transcripts import Redaction
 from companion.specs import ProcessorSpec
 from companion.vault.audit import AuditLog, FileChange, sha256_hex
 from companion.vault.paths import vault_relative
+from companion.words import counted
+
+__all__ = ["STEPS", "AgentPlan", "AgentReport", "ArchiveWrite", "plan_for", "process_vault", "run_agent"]
 
 STEPS = ("read", "computed", "derived", "summarized", "archived", "history-written", "replaced", "recorded")
 """The steps of a run, in order; `fail_at` is called with each name once that step is done."""
@@ -82,72 +85,6 @@ class AgentPlan:
     """Its own setting when given, else the default one."""
     own_list: bool
     """Whether the list is the agent's own (an override)."""
-
-
-@dataclass(frozen=True)
-class ArchiveWrite:
-    """One archive file a run wrote (or would write)."""
-
-    path: Path
-    """The `.jsonl.xz` file."""
-    entries: int
-    """How many entries it holds."""
-
-
-@dataclass(frozen=True)
-class AgentReport:
-    """What a run did (or, in a dry run, would do) to one agent's log."""
-
-    agent: str
-    """The agent."""
-    source: Path
-    """Its history log."""
-    entries: int
-    """Valid entries read."""
-    kept: int
-    """Entries left in the log (replaced ones included)."""
-    dropped: tuple[str, ...]
-    """Ids dropped from the log, in file order."""
-    replaced: tuple[str, ...]
-    """Ids rewritten in place (redaction), in file order."""
-    archives: tuple[ArchiveWrite, ...]
-    """Archive files written."""
-    derived: tuple[Artifact, ...]
-    """Other artifacts processors derived (none of the built processors make any yet)."""
-    problems: tuple[str, ...]
-    """Bad lines, each naming the file and line; they are kept in the log."""
-    appended: int
-    """Bytes appended to the log during the run and carried over."""
-    dry_run: bool
-    """True when nothing was written."""
-    forwards: tuple[ForwardReport, ...] = ()
-    """What each `forward` processor sent (or would send), with any failure to report."""
-    summaries: tuple[SummaryReport, ...] = ()
-    """What each `summarize` processor wrote (or would write, or left alone and why)."""
-    extracts: tuple[ExtractReport, ...] = ()
-    """What each `extract` processor wrote (or would write), with the notes it left alone."""
-    embeds: tuple[EmbedReport, ...] = ()
-    """What each `embed` processor wrote (or would write): the history day notes for the indexer."""
-    redacted_lines: tuple[int, ...] = ()
-    """Line numbers of bad lines (kept in the log) that redaction rewrote."""
-    notes_left: tuple[str, ...] = ()
-    """Session notes left as they are because they changed during the run (a session-notes source)."""
-
-    @property
-    def embedded(self) -> tuple[Path, ...]:
-        """The history notes this run wrote, for the indexer to embed now."""
-        return tuple(n.path for e in self.embeds for n in e.notes if n.written)
-
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """The forward failures and summary problems, each naming the sink or note and what to do."""
-        return (
-            tuple(f.problem for f in self.forwards if f.problem)
-            + tuple(w for s in self.summaries for w in s.warnings)
-            + tuple(w for x in self.extracts for w in x.warnings)
-            + tuple(w for e in self.embeds for w in e.warnings)
-            + self.notes_left
-        )
 
 
 def plan_for(config: CompanionConfig, agent: str, source: str = "companion.yaml") -> AgentPlan:
@@ -305,80 +242,8 @@ def _one_run_per_log(path: Path) -> AbstractContextManager[None]:
     return folder_lock(path.parent)
 
 
-@dataclass(frozen=True)
-class _Derivations:
-    """What the list's side-effect processors made of the entries read, before anything is written."""
-
-    forwards: tuple[ForwardReport, ...]
-    summaries: tuple[SummaryReport, ...]
-    extracts: tuple[ExtractReport, ...]
-    embeds: tuple[EmbedReport, ...]
-
-
-@dataclass(frozen=True)
-class _Effects:
-    """What a side-effect processor is given: the entries read (as redaction left them) and the run's settings."""
-
-    source: Source
-    seen: Sequence[Entry]
-    now: datetime
-    state_dir: Path | None
-    env: Mapping[str, str]
-    dry_run: bool
-    redaction: Redaction | None
-    summarizer: SummarizeProcessor | None  # extracted notes link back to the list's summary note when it has one
-
-
-def _forward(p: ForwardProcessor, c: _Effects) -> ForwardReport:
-    state = state_file(p, c.source.agent, c.source.path, c.state_dir)
-    return forward_entries(p, c.source.agent, c.seen, state, dry_run=c.dry_run)
-
-
-def _summarize(p: SummarizeProcessor, c: _Effects) -> SummaryReport:
-    return summarize_agent(p, c.source.agent, c.source.path, c.seen, c.now, environ=c.env, dry_run=c.dry_run)
-
-
-def _extract(p: ExtractProcessor, c: _Effects) -> ExtractReport:
-    return extract_agent(p, c.source.agent, c.source.path, c.seen, environ=c.env, summary=c.summarizer)
-
-
-def _embed(p: EmbedProcessor, c: _Effects) -> EmbedReport:
-    return embed_agent(
-        p, c.source.agent, c.source.path, c.seen, environ=c.env, redaction=c.redaction, origin=c.source.origin
-    )
-
-
-EFFECTS: dict[type, tuple[str, Callable[[Any, _Effects], Any]]] = {
-    ForwardProcessor: ("forwards", _forward),
-    SummarizeProcessor: ("summaries", _summarize),
-    ExtractProcessor: ("extracts", _extract),
-    EmbedProcessor: ("embeds", _embed),
-}
-"""The processor types with side effects, in the order they run: the report field each fills, and what it does
-(sending, for forward; the notes to write, for the others, which the run writes later)."""
-
-
-def _derive(
-    source: Source,
-    chosen: Sequence[Processor],
-    outcome: _Outcome,
-    now: datetime,
-    state_dir: Path | None,
-    env: Mapping[str, str],
-    dry_run: bool,
-) -> _Derivations:
-    """Send what forward processors send and compute the summary, extracted and history notes (written later)."""
-    summarizer = next((p for p in chosen if isinstance(p, SummarizeProcessor)), None)
-    given = _Effects(source, outcome.seen, now, state_dir, env, dry_run, outcome.redaction, summarizer)
-    made = {
-        field: tuple(effect(p, given) for p in chosen if isinstance(p, kind))
-        for kind, (field, effect) in EFFECTS.items()
-    }
-    return _Derivations(**made)
-
-
 def _first_report(
-    source: Source, log: HistoryLog, notes: NotesRead | None, outcome: _Outcome, made: _Derivations, dry_run: bool
+    source: Source, log: HistoryLog, notes: NotesRead | None, outcome: _Outcome, made: Derivations, dry_run: bool
 ) -> AgentReport:
     """The run's report as computed, before anything is written (all a dry run returns)."""
     order = [e.id for e in log.entries]
@@ -410,76 +275,53 @@ def _first_report(
     )
 
 
-@dataclass(frozen=True)
-class _Wording:
-    """The phrases of a run's audit summaries: what was forwarded, noted and embedded, and where from."""
-
-    forwarded: str
-    noted: str
-    embedded: str
-
-
-def _wording(vault_root: Path, source: Source, report: AgentReport) -> _Wording:
-    sent = sum(f.sent for f in report.forwards)
-    origin = vault_relative(vault_root, source.path)
-    noted = "".join(
-        f"; summary {vault_relative(vault_root, s.path)} from {origin} by {s.generated_by}"
-        + (f" (prompt {PROMPT_VERSION})" if s.generated_by != "extractive" else "")
-        for s in report.summaries
-        if s.written
-    ) + "".join(
-        f"; {len(w)} extracted notes in {vault_relative(vault_root, x.folder)} from {origin} by {EXTRACTED_BY}"
-        for x in report.extracts
-        if (w := [n for n in x.notes if n.written])
-    )
-    embedded = "".join(
-        f"; {count} history notes for {e.pattern} from {origin} by {EMBEDDED_BY}"
-        for e in report.embeds
-        if (count := sum(n.written for n in e.notes))
-    )
-    return _Wording(f", forwarded {sent}" if report.forwards else "", noted, embedded)
-
-
-def _record_log_unchanged(
-    audit: AuditLog, agent: str, report: AgentReport, words: _Wording, notes: list[FileChange], embeds: list[FileChange]
-) -> None:
-    """Audit a run that left the log as it was but wrote notes or sent entries."""
-    if embeds:
-        # A record of its own: history notes keep no copies, so this record cannot be undone, and the summary and
-        # extracted notes (which can) must not share it.
-        audit.record(
-            source="process", action="embed", summary=f"Embedded {agent}'s history{words.embedded}", changes=embeds
-        )
-    if notes:
-        summarized = any(s.written for s in report.summaries)
-        audit.record(
-            source="process",
-            action="summarize" if summarized else "extract",
-            summary=f"{'Summarized' if summarized else 'Extracted from'} {agent}'s history{words.noted}"
-            f"{words.forwarded}",
-            changes=notes,
-        )
-    elif sent := sum(f.sent for f in report.forwards):
-        # Sending copies entries out of the vault: worth a record even when the log itself is unchanged.
-        targets = ", ".join(sorted({f.target for f in report.forwards if f.sent}))
-        audit.record(
-            source="process",
-            action="forward",
-            summary=f"Forwarded {sent} of {agent}'s history entries to {targets}",
-            changes=[],
-        )
-
-
-def _write_archives(vault_root: Path, outcome: _Outcome, changes: list[FileChange]) -> list[ArchiveWrite]:
-    """Write every archive, never over an earlier one; each write joins `changes`."""
-    written: list[ArchiveWrite] = []
+def _write_archives(
+    vault_root: Path, outcome: _Outcome, changes: list[FileChange], progress: Progress
+) -> list[ArchiveWrite]:
+    """Write every archive (each fsynced), never over an earlier one; each write joins `changes` and `progress`."""
     for artifact in outcome.archives:
         make_folders(artifact.path.parent)
         path = _free_path(artifact.path)
         write_atomic(path, artifact.content)
-        written.append(ArchiveWrite(path, len(artifact.entry_ids)))
+        progress.archives.append(ArchiveWrite(path, len(artifact.entry_ids)))
         changes.append(FileChange(vault_relative(vault_root, path), None, sha256_hex(artifact.content)))
-    return written
+    return list(progress.archives)
+
+
+def _kept_whole(outcome: _Outcome) -> _Outcome:
+    """The outcome with nothing dropped (and so nothing to archive): what a run applies when the entries it would
+    drop are not yet forwarded or written into every derived note. Replacements (redaction) still apply."""
+    current = {**outcome.current, **outcome.dropped}
+    return replace(outcome, current=current, dropped={}, archives=[])
+
+
+def _write_notes(vault_root: Path, report: AgentReport, audit: AuditLog | None, progress: Progress) -> _Written:
+    """Write the summary, extracted and history notes; what was written joins `progress`."""
+    progress.step = NOTES
+    summary_changes, summaries = write_summaries(vault_root, report.summaries, audit)
+    extract_changes, extracts = write_extracts(vault_root, report.extracts, audit)
+    embed_changes, embeds = write_embeds(vault_root, report.embeds, audit)
+    progress.notes += [f"wrote the summary note {s.path}" for s in summaries if s.written]
+    progress.notes += [f"wrote {counted(len(x.notes), 'extracted note')} in {x.folder}" for x in extracts if x.notes]
+    progress.notes += [f"wrote {counted(len(e.notes), 'history note')}" for e in embeds if e.notes]
+    progress.unwritten += [f"the summary note {s.path}" for s in summaries if s.reason == "not written"]
+    for before, after in zip(report.extracts, extracts, strict=True):
+        if missed := len(before.notes) - len(after.notes):
+            progress.unwritten.append(f"{counted(missed, 'extracted note')} in {before.folder}")
+    for made, done in zip(report.embeds, embeds, strict=True):
+        if missed := len(made.notes) - len(done.notes):
+            progress.unwritten.append(f"{counted(missed, 'history note')} ({made.pattern})")
+    written = replace(report, summaries=summaries, extracts=extracts, embeds=embeds)
+    return _Written(written, summary_changes + extract_changes, embed_changes)
+
+
+@dataclass(frozen=True)
+class _Written:
+    """The report once the derived notes are written, and the notes' changes for the audit log."""
+
+    report: AgentReport
+    notes: list[FileChange]
+    embeds: list[FileChange]
 
 
 def _run_agent(
@@ -503,26 +345,56 @@ def _run_agent(
     step("computed")
     if state_dir is None and audit is not None:
         state_dir = DataPaths(audit.folder.parent).forward
-    env = os.environ if environ is None else environ
-    made = _derive(source, chosen, outcome, now, state_dir, env, dry_run)
-    report = _first_report(source, log, notes, outcome, made, dry_run)
-    step("derived")
+    given = Given(now, state_dir, os.environ if environ is None else environ, dry_run)
     if dry_run:
+        made = derive(source, chosen, outcome.seen, outcome.redaction, given)
+        report = _first_report(source, log, notes, outcome, made, dry_run)
+        step("derived")
         return report
-    summary_changes, summaries = write_summaries(vault_root, report.summaries, audit)
-    extract_changes, extracts = write_extracts(vault_root, report.extracts, audit)
-    embed_changes, embeds = write_embeds(vault_root, report.embeds, audit)
-    report = replace(report, summaries=summaries, extracts=extracts, embeds=embeds)
-    words = _wording(vault_root, source, report)
+    progress = Progress(source, audit=audit.log_path if audit is not None else None)
+    try:
+        return _apply(vault_root, source, log, notes, chosen, outcome, given, audit, step, progress)
+    except (OSError, CompanionError) as exc:
+        # Whatever was sent and written before stays: say exactly what, instead of a generic failure.
+        raise progress.stopped(exc) from exc
+
+
+def _apply(
+    vault_root: Path,
+    source: Source,
+    log: HistoryLog,
+    notes: NotesRead | None,
+    chosen: Sequence[Processor],
+    outcome: _Outcome,
+    given: Given,
+    audit: AuditLog | None,
+    step: FailAt,
+    progress: Progress,
+) -> AgentReport:
+    """Forward, write the derived notes, then (once all of that is durable) the archives, the log and the audit
+    record, in that order; `progress` follows along."""
+    made = derive(source, chosen, outcome.seen, outcome.redaction, given, progress)
+    step("derived")
+    written = _write_notes(vault_root, _first_report(source, log, notes, outcome, made, False), audit, progress)
+    report = written.report
+    held = unsettled(made, report) if outcome.dropped else None
+    if held is not None:
+        outcome = _kept_whole(outcome)
+        done = Derivations(report.forwards, report.summaries, report.extracts, report.embeds)
+        report = replace(_first_report(source, log, notes, outcome, done, False), held=held)
+    words = wording(vault_root, source, report)
     step("summarized")
     if not (report.dropped or report.replaced or outcome.archives or outcome.derived or outcome.bad_redacted):
+        progress.step = AUDIT
         if audit is not None:
-            _record_log_unchanged(audit, source.agent, report, words, summary_changes + extract_changes, embed_changes)
+            record_log_unchanged(audit, source.agent, report, words, written.notes, written.embeds)
         return report
 
-    changes: list[FileChange] = summary_changes + extract_changes + embed_changes
-    written = _write_archives(vault_root, outcome, changes)
+    changes: list[FileChange] = written.notes + written.embeds
+    progress.step = ARCHIVES
+    archives = _write_archives(vault_root, outcome, changes, progress)
     step("archived")
+    progress.step = LOG
     tail = b""
     if notes is not None:
         step("history-written")
@@ -534,22 +406,16 @@ def _run_agent(
         new = _new_lines(log, outcome)
         tail = rewrite_log(log, new, step)
         changes.insert(0, FileChange(vault_relative(vault_root, log.path), log.digest, sha256_hex(new + tail)))
+    progress.log_done = (
+        f"rewrote {'the session notes in' if notes is not None else 'the log'} {source.path}: dropped "
+        f"{len(report.dropped)}, redacted {len(report.replaced)}, kept {report.kept}"
+    )
     step("replaced")
+    progress.step = AUDIT
     if audit is not None:
-        audit.record(
-            source="process",
-            action="process",
-            summary=(
-                f"Processed {source.agent}'s history: dropped {len(report.dropped)}, replaced {len(report.replaced)}"
-                + (f" and redacted {len(outcome.bad_redacted)} bad lines" if outcome.bad_redacted else "")
-                + ", "
-                f"archived {sum(w.entries for w in written)}, kept {report.kept}"
-                f"{words.forwarded}{words.noted}{words.embedded}"
-            ),
-            changes=changes,
-        )
+        record_processed(audit, report, words, len(outcome.bad_redacted), sum(a.entries for a in archives), changes)
     step("recorded")
-    return replace(report, archives=tuple(written), appended=len(tail) - (log.length - log.size))
+    return replace(report, archives=tuple(archives), appended=len(tail) - (log.length - log.size))
 
 
 def process_vault(
@@ -581,17 +447,25 @@ def process_vault(
         if not sources:
             raise ProcessError(f"{vault_root}: no history log of agent '{agent}' is found by session_history.sources")
     plans = {s.agent: plan_for(config, s.agent, config_source) for s in sources}
-    return [
-        run_agent(
-            vault_root,
-            s,
-            plans[s.agent],
-            now,
-            audit=audit,
-            dry_run=dry_run,
-            fail_at=fail_at,
-            state_dir=state_dir,
-            environ=environ,
-        )
-        for s in sources
-    ]
+    reports: list[AgentReport] = []
+    for number, source in enumerate(sources):
+        try:
+            report = run_agent(
+                vault_root,
+                source,
+                plans[source.agent],
+                now,
+                audit=audit,
+                dry_run=dry_run,
+                fail_at=fail_at,
+                state_dir=state_dir,
+                environ=environ,
+            )
+        except (OSError, CompanionError) as exc:
+            left = [s.agent for s in sources[number + 1 :]]
+            if dry_run or (not reports and not left):
+                raise
+            # The agents before this one were processed completely: the message must not hide that.
+            raise stopped_among(reports, exc, left) from exc
+        reports.append(report)
+    return reports

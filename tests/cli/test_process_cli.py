@@ -11,6 +11,7 @@ import pytest
 from companion.cli import main
 from companion.pipeline.history import serialize
 from tests.helpers.files import file_tree
+from tests.helpers.fulldisk import FullDisk
 
 CONFIG = """session_history:
   sources:
@@ -92,3 +93,62 @@ def test_the_process_bench_runs_the_heartbeat_case_small(tmp_path: Path) -> None
     assert result["entries"] == 720 and result["kept"] + result["archived"] == 720
     assert result["kept"] == 432 and result["history_notes"] >= 5  # three days kept; the 1-in-50 answers embedded
     assert result["seconds"] > 0 and result["peak_rss_mb_of_the_largest_child"] > 0
+
+
+def test_a_full_disk_midway_is_reported_as_it_is(
+    vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = vault / ".companion" / "companion.yaml"
+    config.write_text(CONFIG + "    - type: forward\n", encoding="utf-8")
+    disk = FullDisk().install(monkeypatch)
+    real = disk._gate
+
+    def at_sentinels_archive(what: str) -> None:
+        if "cold-storage/sentinel" in what:
+            disk.fills_at = disk.writes + 1
+        real(what)
+
+    monkeypatch.setattr(disk, "_gate", at_sentinels_archive)
+    args = ["--vault", str(vault), "--data-dir", str(tmp_path / "data"), "--as-of", AS_OF]
+    sentinel = vault / "agents/sentinel/history.jsonl"
+    before = sentinel.read_bytes()
+    code, _, err = run(capsys, *args)
+    assert code == 9 and "Traceback" not in err
+    assert "nothing was half-written" not in err
+    assert err.startswith(f"companion: processing sentinel's history ({sentinel}) stopped while writing the archives: ")
+    assert f"{vault / 'cold-storage' / 'sentinel'}/" in err and "No space left on device" in err
+    sink = vault / "forwarded" / "sentinel.jsonl"
+    assert f"Done for sentinel: forwarded 7 entries to {sink} (recorded in " in err
+    assert f"the log {sentinel} is unchanged: no entry was dropped from it or redacted in it" in err
+    assert "Processed completely before it: helper (dropped 2, kept 5, archived 2 into " in err
+    assert sentinel.read_bytes() == before and len(sink.read_bytes().splitlines()) == 7
+    code, out, _ = run(capsys, *args, "--json")
+    assert code == 9 and "stopped while writing the archives" in json.loads(out)["error"]
+    monkeypatch.setattr(disk, "_gate", real)
+    disk.free()
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert "forward 0 to" in out and "archive 2 into" in out
+    assert len(sink.read_bytes().splitlines()) == 7  # nothing forwarded twice
+
+
+def test_indexing_failing_after_the_run_says_the_history_was_processed(
+    vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from companion.workspace import Workspace
+
+    config = vault / ".companion" / "companion.yaml"
+    config.write_text(CONFIG + "    - type: embed\n", encoding="utf-8")
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "data" / "chroma"))
+
+    monkeypatch.setattr(Workspace, "open", full)
+    code, _, err = run(capsys, "--vault", str(vault), "--data-dir", str(tmp_path / "data"), "--as-of", AS_OF)
+    assert code == 9 and "nothing was half-written" not in err
+    assert f"indexing the 12 history notes this run wrote failed: {tmp_path / 'data' / 'chroma'}: No space" in err
+    assert "The history was processed all the same: helper (dropped 2, kept 5, archived 2 into " in err
+    assert "`companion index` indexes the notes" in err
+    assert len((vault / "agents/helper/history.jsonl").read_bytes().splitlines()) == 5

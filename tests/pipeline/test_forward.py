@@ -99,7 +99,7 @@ def test_webhook_gets_each_entry_once_across_runs_with_the_bearer_token(
     assert "Forwarded 1 of sentinel's" in audit.log_path.read_text(encoding="utf-8")
 
 
-def test_unreachable_endpoint_is_retried_reported_and_the_rest_still_applies(
+def test_unreachable_endpoint_is_retried_reported_and_the_log_waits_for_it(
     tmp_path: Path, hook: Hook, no_proxy: list[float]
 ) -> None:
     log = write_log(tmp_path, [("old", 10), ("new1", 1), ("new2", 0)])
@@ -114,16 +114,16 @@ def test_unreachable_endpoint_is_retried_reported_and_the_rest_still_applies(
     (forward,) = report.forwards
     assert forward.sent == 0 and forward.pending == 3
     assert forward.problem is not None and shown_url(down) in forward.problem and "after 4 attempts" in forward.problem
-    assert report.warnings == (forward.problem,)
-    # retain and archive were applied and written all the same.
-    assert report.dropped == ("old",) and [line["id"] for line in map(json.loads, log.read_bytes().splitlines())] == [
-        "new1",
-        "new2",
-    ]
-    assert len(list((tmp_path / "cold" / "sentinel").glob("*.jsonl.xz"))) == 1
-    # A later run with the endpoint up sends what is left in the log.
+    # "old" was never forwarded: dropping it now would keep it from the webhook for good, so the log keeps it.
+    assert report.dropped == () and report.held is not None and "not recorded as forwarded" in report.held
+    assert report.warnings == (forward.problem, report.held)
+    assert [line["id"] for line in map(json.loads, log.read_bytes().splitlines())] == ["old", "new1", "new2"]
+    assert not (tmp_path / "cold").exists()
+    # A later run with the endpoint up sends all of it, and only then drops (and archives) "old".
     later = run(tmp_path, config(webhook(hook.url) + lists))
-    assert later.forwards[0].sent == 2 and hook.ids == ["new1", "new2"]
+    assert later.forwards[0].sent == 3 and hook.ids == ["old", "new1", "new2"] and later.dropped == ("old",)
+    assert [line["id"] for line in map(json.loads, log.read_bytes().splitlines())] == ["new1", "new2"]
+    assert len(list((tmp_path / "cold" / "sentinel").glob("*.jsonl.xz"))) == 1
 
 
 def test_a_500_then_a_200_succeeds_on_retry(tmp_path: Path, hook: Hook, no_proxy: list[float]) -> None:
@@ -302,3 +302,34 @@ def test_a_webhook_url_is_shown_without_its_secret_parts() -> None:
     shown = shown_url("https://user:pass@hooks.example.com:8443/services/T000/B000/XXXX?token=abc")
     assert shown == "https://hooks.example.com:8443/…"
     assert shown_url("http://127.0.0.1:9000") == "http://127.0.0.1:9000"
+
+
+def test_a_batch_left_in_flight_by_a_killed_run_goes_again_first_with_the_same_key(tmp_path: Path, hook: Hook) -> None:
+    write_log(tmp_path, [(f"e{i}", 1) for i in range(5)])
+    text = config(webhook(hook.url, "      batch: 2\n"))
+    state_dir = tmp_path / "state"
+    run(tmp_path, text, state_dir=state_dir)
+    first_keys = [headers["Idempotency-Key"] for headers, _ in hook.requests]
+    (state,) = state_dir.iterdir()
+    # As a run killed while its second batch was out leaves it: e2 and e3 announced, their answer never recorded.
+    state.write_text('{"forwarded": ["e0", "e1"], "sending": ["e2", "e3"]}\n?\n', encoding="utf-8")
+    hook.requests.clear()
+    # Even with larger batches configured since, that batch goes again as it was.
+    report = run(tmp_path, config(webhook(hook.url, "      batch: 3\n")), state_dir=state_dir)
+    assert report.forwards[0].sent == 3 and hook.ids == ["e2", "e3", "e4"] and len(hook.requests) == 2
+    assert hook.requests[0][0]["Idempotency-Key"] == first_keys[1]  # the webhook can tell it is the same batch
+    # A batch whose answer was recorded in place is never sent again.
+    state.write_text('{"forwarded": ["e0", "e1"], "sending": ["e2", "e3"]}\n+\n', encoding="utf-8")
+    hook.requests.clear()
+    assert run(tmp_path, text, state_dir=state_dir).forwards[0].sent == 1 and hook.ids == ["e4"]
+
+
+def test_a_state_written_before_the_sink_size_was_recorded_is_still_honoured(tmp_path: Path) -> None:
+    write_log(tmp_path, [("a", 2), ("b", 1)])
+    text = config("    - type: forward\n")
+    run(tmp_path, text)
+    (state,) = (tmp_path / "agents" / "sentinel").glob(".history.jsonl.jsonl-*.forwarded")
+    state.write_text('{"forwarded": ["a", "b"]}\n', encoding="utf-8")
+    sink = tmp_path / "forwarded" / "sentinel.jsonl"
+    sink.write_bytes(b"")  # the sink rotated away: the state alone says what went
+    assert run(tmp_path, text).forwards[0].sent == 0 and sink.read_bytes() == b""
