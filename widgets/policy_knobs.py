@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, fields
 from typing import ClassVar
 
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
@@ -84,15 +85,29 @@ class PolicyKnobs(DataTable[str]):
         self.post_message(self.KnobHighlighted(""))
 
     def on_focus(self) -> None:
-        """Entering the knobs says what the highlighted one does."""
+        """Entering the knobs shows the highlighted one and says what it does."""
         if self.row_count:
-            self.post_message(
-                self.KnobHighlighted(str(self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value))
-            )
+            self._into_view()
+            self.post_message(self.KnobHighlighted(self.highlighted))
+
+    def on_resize(self, _: events.Resize) -> None:
+        """The pane grew or shrank (zoom, the other side, a short terminal): the highlighted knob stays in view, so
+        `+` never changes a knob the user cannot see."""
+        if self.row_count:
+            self.call_after_refresh(self._into_view)
+
+    def _into_view(self) -> None:
+        self.move_cursor(row=self.cursor_row, animate=False)
+
+    @property
+    def highlighted(self) -> str:
+        """The name of the highlighted knob."""
+        return str(self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value)
 
     def action_step(self, direction: int) -> None:
         """Raise or lower the highlighted knob by its step; an invalid value is refused with a notification."""
-        name = str(self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value)
+        name = self.highlighted
+        self._into_view()
         current = getattr(self.policy, name)
         value = current + direction * STEPS[name]
         value = int(value) if isinstance(current, int) else round(float(value), 4)
@@ -104,6 +119,8 @@ class PolicyKnobs(DataTable[str]):
         self.policy = policy
         self.update_cell(name, "value", _fmt(value), update_width=True)
         self.border_subtitle = decay_preview(policy)
+        # Named with its new value: a knob changed by a key press is never a surprise, whatever the pane shows.
+        self.notify(f"{name} {_fmt(current)} → {_fmt(value)} (ctrl+s saves)", title="policy", timeout=3)
         self.post_message(self.Changed(policy, name))
 
 

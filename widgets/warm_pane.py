@@ -90,7 +90,7 @@ class WarmPane(KeyedTable):
         if self.sort_column is not None and self.sort_column not in self.columns_shown:
             self.sort_column = None
         if self.is_mounted:
-            key = self.current_key()
+            key = self.place()
             self.clear(columns=True)
             self._add_columns()
             self._add_rows()
@@ -159,7 +159,7 @@ class WarmPane(KeyedTable):
         if self.sort_column is None:
             # Back to recall's own order, which unscored rows (hot, temporal, sessions) are part of.
             if [row.key.value for row in self.ordered_rows] != list(self._cells):
-                keep = self.current_key()
+                keep = self.place()
                 self.clear()
                 self._add_rows()
                 self.end_refill(keep)

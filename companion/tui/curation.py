@@ -66,13 +66,22 @@ class CurationFlow:
         return self._curator
 
     def _target(self, action: str) -> str | None:
-        """The note a curation acts on (the one shown), or None after saying why nothing happens."""
+        """The note a curation acts on: the one highlighted and shown, by its path (never a row number, which a
+        re-index or a sort gives to another note). None after saying why nothing happens: nothing is highlighted,
+        or the note left the vault (then no neighbour is acted on instead)."""
         if self.read_only:
             self.app.notify(f"read-only mode: nothing was changed ({action} refused)", severity="warning")
             return None
         path = self._shown()[0]
         if path is None:
-            self.app.notify("highlight a note first", severity="warning")
+            self.app.notify(f"highlight a note first ({action} refused)", severity="warning")
+        elif not (self.workspace.root / path).is_file():
+            self.app.notify(
+                f"{path} is no longer in the vault (moved or deleted): nothing was changed; highlight a note",
+                title=f"{action} refused",
+                severity="warning",
+            )
+            return None
         return path
 
     def _in_thread(self, work: Callable[[], None], group: str = "curate") -> None:
@@ -94,39 +103,57 @@ class CurationFlow:
         """Ask for the note's tags, then set them."""
         if (path := self._target("tags")) is None:
             return
-        note = self._shown()[1]
-        current = " ".join(frontmatter_tags(note.frontmatter)) if note is not None else ""
-        current += " " if current else ""  # the cursor after a space: what is typed is a new tag
 
-        def answered(text: str | None) -> None:
-            if text is not None:
-                tags = [t for t in text.replace(",", " ").split() if t]
-                self._plan(lambda c: c.plan_tags(path, tags))
+        def ask(note: Note) -> None:
+            current = " ".join(frontmatter_tags(note.frontmatter))
+            current += " " if current else ""  # the cursor after a space: what is typed is a new tag
 
-        self.app.push_screen(
-            AskDialog(
-                f"Tags of {path}",
-                current,
-                "typing adds a tag; delete one to remove it; space- or comma-separated, without #; empty removes all",
-                add=True,
-            ),
-            answered,
-        )
+            def answered(text: str | None) -> None:
+                if text is not None:
+                    tags = [t for t in text.replace(",", " ").split() if t]
+                    self._plan(lambda c: c.plan_tags(path, tags))
+
+            hint = "typing adds a tag; delete one to remove it; space- or comma-separated, without #; empty removes all"
+            self.app.push_screen(AskDialog(f"Tags of {path}", current, hint, add=True), answered)
+
+        self._with_note(path, ask)
 
     def retype(self) -> None:
         """Ask for the note's type, then set it."""
         if (path := self._target("type")) is None:
             return
-        note = self._shown()[1]
-        value = note.frontmatter.get("type") if note is not None else None
-        current = value if isinstance(value, str) else ""
 
-        def answered(text: str | None) -> None:
-            if text is not None:
-                self._plan(lambda c: c.plan_type(path, text))
+        def ask(note: Note) -> None:
+            value = note.frontmatter.get("type")
+            current = value if isinstance(value, str) else ""
 
-        hint = "one word, e.g. " + ", ".join(KNOWN_TYPES)
-        self.app.push_screen(AskDialog(f"Type of {path}", current, hint, KNOWN_TYPES), answered)
+            def answered(text: str | None) -> None:
+                if text is not None:
+                    self._plan(lambda c: c.plan_type(path, text))
+
+            hint = "one word, e.g. " + ", ".join(KNOWN_TYPES)
+            self.app.push_screen(AskDialog(f"Type of {path}", current, hint, KNOWN_TYPES), answered)
+
+        self._with_note(path, ask)
+
+    def _with_note(self, path: str, then: Callable[[Note], None]) -> None:
+        """Call `then` with the note at `path` as it is on disk: the one shown when it is that note and read,
+        else read in a worker (the dialog's current value must be this note's, never an empty one while the
+        note view is still reading it: typing would then replace every tag)."""
+        shown_path, note = self._shown()
+        if note is not None and shown_path == path:
+            then(note)
+            return
+
+        def read() -> None:
+            try:
+                fresh = self.workspace.vault.read_note(path)
+            except CompanionError as exc:
+                self._failed(exc)
+                return
+            self.app.call_from_thread(then, fresh)
+
+        self._in_thread(read)
 
     def merge(self) -> None:
         """Ask which note this one duplicates, then merge it into that one (after a confirmation)."""
@@ -185,7 +212,7 @@ class CurationFlow:
         if path is None:
             self.app.notify("highlight a note first", severity="warning")
             return
-        self._in_thread(partial(self._open, obsidian_uri(self.workspace.root, path)), group="open")
+        self._in_thread(partial(self._open, path, obsidian_uri(self.workspace.root, path)), group="open")
 
     # -- in worker threads ------------------------------------------------------------------------
 
@@ -212,12 +239,12 @@ class CurationFlow:
             question = f"Undo '{entry.summary}'?"
             self.app.call_from_thread(self.app.push_screen, ConfirmDialog(question, details), answered)
 
-    def _open(self, uri: str) -> None:
+    def _open(self, path: str, uri: str) -> None:
         if self.opener(uri):
-            self._notice(uri, title="opened in Obsidian")
+            self._notice(f"{path}: {uri}", title="opened in Obsidian")
         else:
             self.app.call_from_thread(self.app.copy_to_clipboard, uri)
-            self._notice(uri, title="no launcher found: the link was copied")
+            self._notice(f"{path}: {uri}", title="no launcher found: the link was copied")
 
     def _plan(self, make: Callable[[Curator], Plan], details: tuple[tuple[str, str], ...] = ()) -> None:
         """Plan in a thread (it reads files), then confirm if destructive, then apply."""
@@ -251,7 +278,7 @@ class CurationFlow:
             return
         written = [w.path for w in plan.writes if w.content is not None]
         removed = [w.path for w in plan.writes if w.content is None]
-        self.app.post_message(Curated(plan.outcome, written, removed, details=details))
+        self.app.post_message(Curated(said(plan), written, removed, details=details))
 
     def _undo_now(self, entry_id: str) -> None:
         try:
@@ -269,3 +296,15 @@ class CurationFlow:
     def _failed(self, exc: CompanionError) -> None:
         # The message says whether anything was written (a failed write is put back, and says so if it could not be).
         self._notice(str(exc), title="curation failed", severity="error", timeout=10)
+
+
+_DONE = {"pin": ("Pin ", "Pinned "), "unpin": ("Unpin ", "Unpinned ")}
+"""Plans whose summary reads as an order (`Pin X`), and how it reads once done."""
+
+
+def said(plan: Plan) -> str:
+    """What the notification says once `plan` is applied; every plan's line names the note it applied to."""
+    order, done = _DONE.get(plan.action, ("", ""))
+    if order and not plan.done and plan.summary.startswith(order):
+        return done + plan.summary.removeprefix(order)
+    return plan.outcome
