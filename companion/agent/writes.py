@@ -31,6 +31,7 @@ from companion.errors import AgentInputError, CompanionError
 from companion.vault.audit import AuditLog, sha256_hex
 from companion.vault.frontmatter_edit import set_field, split_body
 from companion.vault.links import extract
+from companion.vault.paths import existing_folder
 from companion.workspace import Workspace
 
 MEMORY_TYPES = ("fact", "entity", "experience", "belief", "reflection", "recipe")
@@ -165,7 +166,7 @@ class AgentWriter:
             if back is not None:
                 fields["session"] = f"[[{back.removesuffix('.md')}]]"
                 body = f"{body.rstrip()}\n\nFrom [[{back.removesuffix('.md')}]].\n"
-            folder = self.policy.memory_folder.strip().strip("/")
+            folder = existing_folder(self.workspace.vault.root, self.policy.memory_folder.strip().strip("/"))
             return self._create_or_update("remember", folder, name, body, fields, ignore_dedupe)
         except AgentInputError as exc:
             self.refused("remember", exc)
@@ -187,6 +188,7 @@ class AgentWriter:
             name = _title(title)
             body = self._content("content", content)
             where = self._folder(folder) if folder is not None else self.policy.notes_folder.strip().strip("/")
+            where = existing_folder(self.workspace.vault.root, where)
             fields: dict[str, Any] = {}
             if note_type is not None:
                 fields["type"] = _one_line("type", note_type)

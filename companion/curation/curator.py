@@ -4,7 +4,9 @@ Every curation is planned first and applied second. Planning only reads: it retu
 confirmation and the exact bytes each file will get, together with the digest of the bytes it was computed from.
 `Curator.apply` refuses a plan when any of those files changed since (Obsidian saved, the agent wrote), so a
 confirmation never applies to a note the user has not seen. Before anything is written, the audit log keeps a copy of
-every file's bytes before and after, which is what `Curator.undo` restores from.
+every file's bytes before and after, which is what `Curator.undo` restores from. Each file is checked again as it is
+written, through the file itself (`companion.curation.applying`): a note edited while a curation runs stops it, and
+what was already written is put back.
 
 Every read and write of a note goes through folders held open by descriptor (`HeldFolder`), opened one name at a
 time without following a symbolic link: a folder swapped for a link while a curation runs can make it fail, never
@@ -14,8 +16,6 @@ when an undo brings it back, and an undo removes the folders its curation create
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import json
 import os
 import posixpath
@@ -28,6 +28,7 @@ from urllib.parse import quote
 
 from companion.atomic import HeldFolder, LinkRefused, fit_name
 from companion.config import CompanionConfig
+from companion.curation.applying import Snapshot, Step, StepWriter
 from companion.curation.merge import merge_edits, relink_note
 from companion.curation.plans import Plan, PlannedWrite, decode_note
 from companion.curation.relink import retargeting
@@ -45,15 +46,6 @@ TRASH_FOLDER = ".trash"
 
 _TAG = re.compile(r"[\w/-]+")
 _TRASH_OPTIONS = ("system", "local", "none")
-
-_Snapshot = tuple[bytes, int] | None
-"""A file's bytes and permission bits as they are now, or None when there is no file."""
-_Step = tuple[str, bytes | None, int | None]
-"""One file to write (path, bytes, permission bits or None for the usual) or to remove (bytes None)."""
-
-
-class _OutOfScope(OSError):
-    """A path refused at the moment of writing (it leads out of the vault, or became a link since the check)."""
 
 
 class Curator:
@@ -90,6 +82,7 @@ class Curator:
         self.archive_folder = folder
         """Vault-relative folder that archived notes move into, keeping their relative path."""
         self._lock = threading.Lock()
+        self._writer = StepWriter(self.root, self._scope_problem)
 
     # -- frontmatter curations
     # ---------------------------------------------------------------------------------------------------------
@@ -276,9 +269,11 @@ class Curator:
         """Write a plan and record it; refused (nothing written) in read-only mode or when a file changed since.
 
         The audit log keeps every file's bytes before and after first; then new and changed files are written
-        atomically (temp file, fsync, rename, fsync of the folder) and only then are files removed, so a crash part
-        way leaves a note in two places rather than in none. A failed write puts back what was already written.
-        One curation at a time per vault, across threads and processes (the app and the command line).
+        atomically (temp file, fsync, rename, fsync of the folder) and only then are notes moved (renamed, so an edit
+        that reaches a note as it moves goes with it) or removed, so a crash part way leaves a note in two places
+        rather than in none. Every file is checked again as it is written; a file found changed, or a failed write,
+        stops the curation, and what was already written is put back. One curation at a time per vault, across
+        threads and processes (the app and the command line).
         """
         self._refuse_read_only(plan.action)
         with self._exclusive():
@@ -290,7 +285,7 @@ class Curator:
         paths = [write.path for write in plan.writes]
         if len(set(paths)) != len(paths):
             raise CurationError(f"the plan '{plan.summary}' writes one file twice; make the plan again")
-        current: dict[str, _Snapshot] = {}
+        current: dict[str, Snapshot] = {}
         for write in plan.writes:
             current[write.path] = self._snapshot(write.path)
             found = _digest(_bytes(current[write.path]))
@@ -316,8 +311,11 @@ class Curator:
                 f"{self.audit.blob_folder}: cannot save the copies undo needs ({exc.strerror or exc}); "
                 "nothing was written in the vault"
             ) from exc
-        steps = [(write.path, write.content, self._mode_like(write, current)) for write in plan.writes]
-        return self._write_and_record(steps, current, lambda: (plan.action, plan.outcome, changes, None), details)
+        steps = [
+            Step(write.path, write.content, self._mode_like(write, current), current[write.path])
+            for write in plan.writes
+        ]
+        return self._write_and_record(steps, lambda: (plan.action, plan.outcome, changes, None), details, plan.summary)
 
     def undo(self, entry_id: str | None = None) -> AuditEntry:
         """Put back every file an entry changed (by default the newest one not yet undone) and record the undo.
@@ -354,7 +352,7 @@ class Curator:
             raise CurationError(f"'{entry.summary}' ({entry.id}) is itself an undo and cannot be undone")
         if entry.id in self.audit.undone_ids():
             raise CurationError(f"'{entry.summary}' ({entry.id}) was already undone")
-        current: dict[str, _Snapshot] = {}
+        current: dict[str, Snapshot] = {}
         for change in entry.changes:
             current[change.path] = self._snapshot(change.path)
             if _digest(_bytes(current[change.path])) != change.after:
@@ -364,18 +362,19 @@ class Curator:
                 )
         # A file brought back gets its permission bits again; one still there keeps its own.
         restore = [
-            (
+            Step(
                 c.path,
                 None if c.before is None else self.audit.blob(c.before),
                 c.mode if current[c.path] is None else None,
+                current[c.path],
             )
             for c in entry.changes
         ]
         reverse = [
             FileChange(path=c.path, before=c.after, after=c.before, mode=_mode(current[c.path])) for c in entry.changes
         ]
-        done = self._write_and_record(restore, current, lambda: ("undo", f"Undo: {entry.summary}", reverse, entry.id))
-        self._remove_folders(entry.folders)
+        done = self._write_and_record(restore, lambda: ("undo", f"Undo: {entry.summary}", reverse, entry.id))
+        self._writer.remove_folders(entry.folders)
         return done
 
     def _refuse_read_only(self, action: str) -> None:
@@ -387,30 +386,20 @@ class Curator:
 
     def _write_and_record(
         self,
-        writes: Sequence[_Step],
-        previous: Mapping[str, _Snapshot],
+        steps: Sequence[Step],
         entry: Callable[[], tuple[str, str, list[FileChange], str | None]],
         details: Sequence[tuple[str, str]] = (),
+        what: str = "",
     ) -> AuditEntry:
-        """Write files first and remove files last, then record `entry()` (action, summary, changes, undoes) with
-        the folders the writes created.
+        """Write the steps (see `StepWriter.write_all`), then record `entry()` (action, summary, changes, undoes)
+        with the folders the writes created; `what` names the curation in a refusal (by default the summary).
 
-        When a write or the record fails, what was already written is put back (and the folders made for it are
-        removed), so the vault never holds a change the audit log does not know about.
+        When a write or the record fails, or a file changed while being written, what was already written is put back
+        (and the folders made for it are removed), so the vault never holds a change the audit log does not know
+        about.
         """
-        ordered = [w for w in writes if w[1] is not None] + [w for w in writes if w[1] is None]
-        done: list[str] = []
-        created: list[str] = []
-        for rel, content, mode in ordered:
-            try:
-                self._put(rel, content, mode, created if previous[rel] is None else None)
-            except OSError as exc:
-                verb = "written" if content is not None else "removed"
-                raise CurationError(
-                    f"{rel}: could not be {verb} ({exc.strerror or exc}); {self._roll_back(done, previous, created)}"
-                ) from exc
-            done.append(rel)
         action, summary, changes, undoes = entry()
+        done, created = self._writer.write_all(steps, what or summary)
         try:
             return self.audit.record(
                 source=self.source,
@@ -424,58 +413,8 @@ class Curator:
         except OSError as exc:
             raise CurationError(
                 f"{self.audit.log_path}: cannot record the change ({exc.strerror or exc}); "
-                f"{self._roll_back(done, previous, created)}"
+                f"{self._writer.roll_back(done, created)}"
             ) from exc
-
-    def _roll_back(self, done: list[str], previous: Mapping[str, _Snapshot], created: list[str]) -> str:
-        """Put back the files already written and remove the folders made for them; say how that went."""
-        failed: list[str] = []
-        for rel in reversed(done):
-            before = previous[rel]
-            try:
-                self._put(rel, _bytes(before), _mode(before), None)
-            except OSError:
-                failed.append(rel)
-        self._remove_folders(created)
-        if failed:
-            return f"these files could not be put back and need a look: {', '.join(failed)}; nothing was recorded"
-        return "the files already changed were put back, so nothing was written"
-
-    def _put(self, rel: str, content: bytes | None, mode: int | None, created: list[str] | None) -> None:
-        """Write (or with `content` None, remove) one vault file.
-
-        With `created`, missing folders on the way are made and added to it (a new file); without, the file's folder
-        must be there (a note rewritten in place whose folder is gone meanwhile is refused, not written anew
-        elsewhere). The path is checked first, for a clear refusal; what makes the check hold is that the write
-        itself goes through held folders, never following a link, so a folder swapped after the check cannot
-        redirect it.
-        """
-        problem = self._scope_problem(rel)
-        if problem is not None:
-            raise _OutOfScope(errno.EPERM, problem, rel)
-        folder, _, name = rel.rpartition("/")
-        if content is None:
-            try:
-                held = HeldFolder.inside(self.root, folder)
-            except FileNotFoundError:
-                return  # its folder is gone, so the file is too
-            with held:
-                held.remove(name)
-            return
-        with HeldFolder.inside(self.root, folder, create=created is not None) as held:
-            if created is not None:
-                created.extend(held.created)
-            held.write(name, content, mode=mode)
-
-    def _remove_folders(self, folders: Sequence[str]) -> None:
-        """Remove these vault folders, deepest first, where they are empty; the others stay as they are."""
-        for folder in reversed(folders):
-            if _unsafe_reason(folder) is not None:
-                continue  # a damaged log entry: it names nothing this curator made
-            parent, _, name = folder.rpartition("/")
-            # An empty folder left behind (gone meanwhile, now a link, unreachable) is harmless: no error for it.
-            with contextlib.suppress(OSError), HeldFolder.inside(self.root, parent) as held:
-                held.remove_folder(name)
 
     # -- paths and reads
     # ---------------------------------------------------------------------------------------------------------
@@ -545,7 +484,7 @@ class Curator:
         through a symbolic link); `CurationError` when the path may not be curated or cannot be read."""
         return _bytes(self._snapshot(rel))
 
-    def _snapshot(self, rel: str) -> _Snapshot:
+    def _snapshot(self, rel: str) -> Snapshot:
         """A file's bytes and permission bits as they are now, or None when it does not exist."""
         self._absolute(rel)
         folder, _, name = rel.rpartition("/")
@@ -569,7 +508,7 @@ class Curator:
         except OSError as exc:
             raise CurationError(f"{rel}: cannot be read ({exc.strerror or exc}); nothing was written") from exc
 
-    def _mode_like(self, write: PlannedWrite, current: Mapping[str, _Snapshot]) -> int | None:
+    def _mode_like(self, write: PlannedWrite, current: Mapping[str, Snapshot]) -> int | None:
         """The permission bits a planned file is written with: those of the file it moves (`like`), else the usual
         (an existing file keeps its own)."""
         if write.like is None or write.content is None:
@@ -604,11 +543,11 @@ def _digest(content: bytes | None) -> str | None:
     return None if content is None else sha256_hex(content)
 
 
-def _bytes(snapshot: _Snapshot) -> bytes | None:
+def _bytes(snapshot: Snapshot) -> bytes | None:
     return None if snapshot is None else snapshot[0]
 
 
-def _mode(snapshot: _Snapshot) -> int | None:
+def _mode(snapshot: Snapshot) -> int | None:
     return None if snapshot is None else snapshot[1]
 
 

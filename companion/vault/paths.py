@@ -1,4 +1,5 @@
-"""Paths inside the vault: whether a path stays in it once symlinks are followed, and how it is shown.
+"""Paths inside the vault: whether a path stays in it once symlinks are followed, how it is shown, and a folder
+spelled as the vault already spells it.
 
 Every derived note, restored note and session-notes folder is checked here before anything is read or written, so
 the rule (the nearest existing folder on the way, resolved; a symlink loop counts as outside) is the same for all.
@@ -27,3 +28,35 @@ def vault_relative(vault_root: Path, path: Path) -> str:
         return path.resolve().relative_to(vault_root.resolve()).as_posix()
     except ValueError:
         return str(path)
+
+
+def existing_folder(vault_root: Path, folder: str) -> str:
+    """`folder` (vault-relative, POSIX) spelled as the vault already has it, name by name: a folder that exists in
+    another case (`memory/` for `Memory`) is the one used, so a write lands in the user's folder and not in a second
+    one beside it (on a file system that tells cases apart). A name that exists as written is kept as written (even
+    a file or a link, for the write to refuse), and the names from the first one not found on are kept as given."""
+    parts = [part for part in folder.split("/") if part]
+    current = vault_root
+    spelled: list[str] = []
+    for depth, part in enumerate(parts):
+        found = _folder_entry(current, part)
+        if found is None:
+            return "/".join(spelled + parts[depth:])
+        spelled.append(found)
+        current = current / found
+    return "/".join(spelled)
+
+
+def _folder_entry(folder: Path, name: str) -> str | None:
+    """The entry of `folder` that `name` means: itself, else the one real folder (the first by name when several)
+    whose name equals it but for case; None when there is none."""
+    try:
+        with os.scandir(folder) as entries:
+            names = {entry.name: entry.is_dir(follow_symlinks=False) for entry in entries}
+    except OSError:  # not a folder (yet), or unreadable: the name is taken as given
+        return None
+    if name in names:
+        return name
+    wanted = name.casefold()
+    matches = sorted(entry for entry, is_dir in names.items() if is_dir and entry.casefold() == wanted)
+    return matches[0] if matches else None

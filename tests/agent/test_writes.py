@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from companion.agent.writes import AgentWriter, WriteRefused, WriteSource
+from companion.curation import guarded
 from companion.curation.curator import Curator
 from companion.errors import AgentInputError
 from companion.vault.audit import AuditLog
@@ -180,6 +181,48 @@ def test_an_edit_in_obsidian_at_the_same_moment_is_never_overwritten(
         writer(ws).write("Kitchen budget", "The agent's version.")
     assert caught.value.field == "note"
     assert "The user's own edit" in path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("tool", ["vault_write", "vault_delete"])
+def test_an_edit_as_the_agent_writes_is_kept_and_the_write_refused(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch, tool: str
+) -> None:
+    # The note is as the agent read it until the last look before the rename; then the user adds a line.
+    path = ws.vault.root / "Memory/Kitchen budget.md"
+    original = path.read_bytes()
+    real_check = guarded._check
+
+    def check(held: Any, name: str, *args: Any) -> None:
+        real_check(held, name, *args)
+        if name == path.name:
+            with path.open("ab") as note:
+                note.write(b"The user's line.\n")
+
+    monkeypatch.setattr(guarded, "_check", check)
+    with pytest.raises(WriteRefused, match=r"^note: Memory/Kitchen budget\.md: changed while") as caught:
+        if tool == "vault_write":
+            writer(ws).write("Kitchen budget", "The agent's version.")
+        else:
+            writer(ws).delete("Kitchen budget")
+    assert caught.value.field == "note"
+    assert path.read_bytes() == original + b"The user's line.\n"
+    assert not (ws.vault.root / ".trash").exists()
+
+
+@pytest.mark.parametrize("spelled", ["memory", "MEMORY"])
+def test_memories_and_notes_go_to_the_folder_the_vault_has_whatever_its_case(ws: Workspace, spelled: str) -> None:
+    root = ws.vault.root
+    (root / "Memory").rename(root / spelled)
+    (root / "notes").mkdir()
+    done = writer(ws).remember("fact", "The gutters were cleared on 3 March by Lee's team.")
+    assert done.path == f"{spelled}/The gutters were cleared on 3 March by Lee's team.md"
+    assert (root / done.path).is_file()
+    written = writer(ws).write("Gutter plan", "Clear them again in the autumn.")
+    assert written.path == "notes/Gutter plan.md"
+    placed = writer(ws).write("Ingrid's permit", "She asked the town hall.", folder="people")
+    assert placed.path == "People/Ingrid's permit.md"
+    folders = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    assert folders == sorted(["Conversations", "People", "Projects", "notes", spelled])
 
 
 def test_delete_moves_the_note_to_obsidians_trash_and_undo_brings_it_back(ws: Workspace) -> None:

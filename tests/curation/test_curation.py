@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from companion.atomic import HeldFolder
+from companion.curation import guarded
 from companion.curation.curator import CurationError, Curator, Plan, obsidian_uri
 from companion.errors import CompanionError
 from companion.vault.audit import AuditLog
@@ -411,19 +412,16 @@ def test_merge_with_a_delete_setting_of_none(vault: Path, data: Path) -> None:
 
 
 def test_a_failed_write_puts_back_what_was_written(vault: Path, data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The disk fills up as the trash copy is written, after Keep.md was: Keep.md is put back, `.trash/` removed.
-    real_write = HeldFolder.write
+    # The move into the trash fails (the disk gives an error) after Keep.md and the relinked notes were written: they
+    # are put back and `.trash/`, made for the move, is removed.
+    def failing_disk(src: HeldFolder, name: str, *args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.EIO, "Input/output error", name)
 
-    def full_disk(self: HeldFolder, name: str, content: bytes, **kwargs: Any) -> None:
-        if name == "Drop.md":
-            raise OSError(errno.ENOSPC, "No space left on device", name)
-        real_write(self, name, content, **kwargs)
-
-    monkeypatch.setattr(HeldFolder, "write", full_disk)
+    monkeypatch.setattr(guarded, "move", failing_disk)
     original, folders = file_tree(vault), folder_tree(vault)
     cur = curator(vault, data)
     plan = cur.plan_merge("Keep.md", "people/Drop.md")
-    with pytest.raises(CurationError, match="put back"):
+    with pytest.raises(CurationError, match=r"^people/Drop\.md: could not be moved \(Input/output error\); .*put back"):
         cur.apply(plan)
     assert file_tree(vault) == original
     assert folder_tree(vault) == folders

@@ -7,14 +7,15 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from companion.atomic import HeldFolder, LinkRefused, fit_name
-from companion.curation.curator import CurationError, Curator
+from companion.curation.applying import StepWriter
+from companion.curation.curator import CurationError, Curator, Plan
 from companion.vault.audit import AuditLog
 from tests.helpers.files import file_tree, write
 
@@ -74,20 +75,20 @@ def test_a_folder_swapped_between_the_check_and_the_write_is_not_followed(
     vault: Path, outside: Path, swapper: Swapper, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, action: str
 ) -> None:
     cur = curator(vault, tmp_path)
-    make = {
+    makers: dict[str, Callable[[], Plan]] = {
         "pin": lambda: cur.plan_pin(NOTE),
         "archive": lambda: cur.plan_archive(NOTE),
         "delete": lambda: cur.plan_delete(NOTE),
-    }[action]
-    plan = make()
+    }
+    plan = makers[action]()
     files, before_outside = file_tree(vault), file_tree(outside)
 
     # The swap happens at the worst moment: while the note is being written or removed, right after the check of
     # where its folder leads (which resolves the folder) and before the file operation itself.
     armed: list[bool] = []
-    real_put, real_realpath = Curator._put, os.path.realpath
+    real_put, real_realpath = StepWriter._put, os.path.realpath
 
-    def put(self: Curator, rel: str, *args: Any, **kwargs: Any) -> Any:
+    def put(self: StepWriter, rel: str, *args: Any, **kwargs: Any) -> Any:
         armed[:] = [rel == NOTE]
         try:
             return real_put(self, rel, *args, **kwargs)
@@ -100,7 +101,7 @@ def test_a_folder_swapped_between_the_check_and_the_write_is_not_followed(
             swapper.to_link()
         return resolved
 
-    monkeypatch.setattr(Curator, "_put", put)
+    monkeypatch.setattr(StepWriter, "_put", put)
     monkeypatch.setattr(os.path, "realpath", realpath)
     with pytest.raises(CurationError) as caught:
         cur.apply(plan)
