@@ -6,22 +6,31 @@ secret the one removes is never kept by the other. The rules are precompiled, an
 runs first (a substring, or two linear scans): most texts hold none of the kinds, and `in` runs at memory speed where
 a pattern scans at tens of MB/s.
 
-Besides the well-known key formats, a secret is recognised by what introduces it: an AWS secret access key after its
-variable name or beside its key id, a value after "password is", "PIN:", "api key =", "mot de passe :" and the like,
-and the value of a field named like a secret (`{"password": ...}`). Only the value is replaced (the next word, or a
-quoted phrase), and only when the word is joined to it by "is", ":" or "=", so "the password policy requires..." and
-"the token is expired" stay as written.
+Besides the well-known key formats (JSON web tokens and IBANs among them, an IBAN only when its mod-97 check holds),
+a secret is recognised by what introduces it: an AWS secret access key after its variable name or beside its key id,
+a value after "password is", "PIN:", "api key =", "mot de passe :" and the like, and the value of a field named like
+a secret (`{"password": ...}`). Only the value is replaced (the next word, or a quoted phrase), and only when the
+word is joined to it by "is", ":" or "=", so "the password policy requires..." and "the token is expired" stay as
+written.
+
+A text holding JSON escapes (`\\u002d` for "-", `\\/` for "/", as a JSON writer may spell any character) is read a
+second time with them decoded, and the whole escaped span of a secret found so is replaced. `redact_output` applies
+the same rules to whatever an agent is shown (search results, notes, contexts).
 """
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
-RULES_VERSION = "redact-v2"
+T = TypeVar("T")
+
+RULES_VERSION = "redact-v3"
 """The version of the built-in rules: a change to them (a new kind) redacts history notes and the index again."""
 
 SECRET_TAG = "[REDACTED:secret]"
@@ -80,6 +89,8 @@ _WORDS = (
     r"pass(?:word|wd|code|phrase)|pin(?:[ _\-]?(?:code|number))?"
     r"|(?:aws[ _\-]?)?secret(?:[ _\-]?access)?(?:[ _\-]?key)?|api[ _\-]?key|token"
     r"|mot[ _\-]de[ _\-]passe|passwort|kennwort|contrase(?:ñ|n|\\u00f1)a|senha|wachtwoord"
+    r"|zugangscode|geheimzahl|code[ _\-]d['’]acc(?:è|e|\\u00e8)s"
+    r"|c(?:ó|o|\\u00f3)digo[ _\-]de[ _\-]acceso|clave[ _\-]de[ _\-]acceso"
 )
 # "the password for the guest wifi is ...": a few words naming what it is for.
 _FOR = r"(?:\s+(?:for|to|of|on|für|para|pour|voor)(?:\s+[^\s:=\[\]]{1,30}){1,3}?)?"
@@ -96,7 +107,7 @@ _VALUE = (
     r"(?(open)\\?[\"'”’`»]|(?=[.,;:!?)\]}>*_]*(?:[\s\"'”’`»<\\]|$)))"
 )
 # The lookahead on the first letter is for speed: it rejects most positions before the boundary checks run.
-_WORDED = rf"(?i)(?=[pstakmcw]){_START}(?:{_WORDS})(?![A-Za-z0-9]){_FOR}{_JOIN}{_ADVERB}{_VALUE}"
+_WORDED = rf"(?i)(?=[pstakmcwzg]){_START}(?:{_WORDS})(?![A-Za-z0-9]){_FOR}{_JOIN}{_ADVERB}{_VALUE}"
 # "PIN 4821", "pin code 4821": a PIN needs no "is" when what follows is all digits.
 _PIN = (
     r"(?i)(?=p)"
@@ -105,7 +116,7 @@ _PIN = (
 )
 # Their quick checks, on the lower-cased text: a word (or a part every spelling of it holds), and after it a joiner
 # ("is", ":") or, for a PIN, four digits. Two linear scans, where the patterns test every position of the text.
-_WORD_FIRST = re.compile(r"pass|pin|secret|token|key|kennwort|contrase|senha|wachtwoord")
+_WORD_FIRST = re.compile(r"pass|pin|secret|token|key|kennwort|contrase|senha|wachtwoord|zugangscode|geheimzahl|acc")
 _JOINER = re.compile(r"[:=]|\s(?:is|was|est|ist|es|era|war|é|était)(?!\w)")
 _PIN_FIRST = re.compile(r"pin|passcode")
 _FOUR_DIGITS = re.compile(r"\d{4}")
@@ -169,11 +180,47 @@ def _has_digit(text: str, lower: str) -> bool:
     return _DIGIT.search(text) is not None
 
 
+# An IBAN: a country, two check digits and up to 30 letters or digits, written whole or in groups of four. What
+# passes the mod-97 check is one (a run of capitals and digits of that shape passes by chance once in 97).
+_IBAN_START = re.compile(r"[A-Z]{2}\d{2}")
+_IBAN = _START + r"[A-Z]{2}\d{2}(?:(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,4})?|[A-Z0-9]{11,30})(?![A-Za-z0-9])"
+
+
+def iban_valid(text: str) -> bool:
+    """Whether `text` (spaces aside) is an IBAN: 15 to 34 capitals and digits whose mod-97 check holds."""
+    code = text.replace(" ", "")
+    if not 15 <= len(code) <= 34 or not code.isalnum() or not code.isascii():
+        return False
+    moved = code[4:] + code[:4]
+    return int("".join(str(int(char, 36)) for char in moved)) % 97 == 1
+
+
+def _iban_end(whole: str) -> int:
+    """How much of a match is an IBAN (0: none): the whole, or without the last groups when they were words of four
+    capitals written after it ("BE68 5390 0754 7034 SENT")."""
+    end = len(whole)
+    while end >= 15:
+        if iban_valid(whole[:end]):
+            return end
+        cut = whole.rfind(" ", 0, end)
+        if cut < 0:
+            return 0
+        end = cut
+    return 0
+
+
 _KIND_TABLE: tuple[tuple[str, str, Callable[[str, str], bool]], ...] = (
     (
         "private_key",
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----",
         lambda t, low: "-----BEGIN" in t,
+    ),
+    # A JSON web token: three base64url parts (a JWE has five), the first an encoded `{"`. Before the AWS kinds,
+    # whose 40-character secret could be a run of one of its parts.
+    (
+        "jwt",
+        _START + r"eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{2,}\.[A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+){0,2}",
+        lambda t, low: "eyJ" in t,
     ),
     # Before `aws_key`, which would take away the key id the secret is found beside.
     ("aws_secret_key", _AWS_NAMED, lambda t, low: "secret" in low),
@@ -200,6 +247,8 @@ _KIND_TABLE: tuple[tuple[str, str, Callable[[str, str], bool]], ...] = (
         r"(?i)" + _BOUNDARY + r"bearer\s+(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)",
         lambda t, low: "bearer" in low,
     ),
+    # Before the digits of card and phone numbers, which an IBAN's could pass for.
+    ("iban", _IBAN, lambda t, low: _IBAN_START.search(t) is not None),
     # After the key formats, so "api key is sk-..." keeps the more telling kind.
     ("secret", _WORDED, lambda t, low: _followed(low, _WORD_FIRST, _JOINER)),
     ("secret", _PIN, lambda t, low: _followed(low, _PIN_FIRST, _FOUR_DIGITS)),
@@ -228,7 +277,7 @@ KINDS: tuple[SecretKind, ...] = tuple(SecretKind(name, re.compile(text), hint) f
 _SECRET_FIELD_NAMES = (
     "password passwd passphrase passcode pin pincode secret clientsecret apisecret secretkey apikey accesstoken "
     "authtoken refreshtoken apitoken idtoken bearertoken sessiontoken privatekey secretaccesskey awssecretaccesskey "
-    "awssecretkey awssecret motdepasse passwort kennwort contraseña contrasena senha wachtwoord"
+    "awssecretkey awssecret motdepasse passwort kennwort contraseña contrasena senha wachtwoord zugangscode geheimzahl"
 )
 _SECRET_FIELDS = frozenset(_SECRET_FIELD_NAMES.split())
 """Field names (lower case, without `_`, `-` and spaces) whose values are secrets."""
@@ -239,32 +288,157 @@ def names_secret(key: str) -> bool:
     return key.lower().replace("_", "").replace("-", "").replace(" ", "") in _SECRET_FIELDS
 
 
-def _replacement(match: re.Match[str], kind: str, keep_lines: bool = False) -> str:
+def _span(match: re.Match[str], kind: str) -> tuple[int, int] | None:
+    """What of a match to replace (its `secret` group, or the whole), in the matched text; None to keep it."""
     whole = match.group(0)
     if kind == "card_number" and not luhn(re.sub(r"\D", "", whole)):
-        return whole
+        return None
+    if kind == "iban":
+        end = _iban_end(whole)
+        return (match.start(), match.start() + end) if end else None
     has_group = "secret" in match.re.groupindex and match.group("secret") is not None
     start, end = match.span("secret") if has_group else match.span()
-    secret = match.string[start:end]
-    if kind == "secret" and (_not_a_value(secret) or _prose(match, start, end)):
+    if kind == "secret" and (_not_a_value(match.string[start:end]) or _prose(match, start, end)):
+        return None
+    return start, end
+
+
+def _replacement(match: re.Match[str], kind: str, keep_lines: bool = False) -> str:
+    span = _span(match, kind)
+    whole = match.group(0)
+    if span is None:
         return whole
+    start, end = span
     # The indexer keeps a note's lines where they are, so the line numbers of its chunks still point into the file.
-    tag = f"[REDACTED:{kind}]" + ("\n" * secret.count("\n") if keep_lines else "")
+    tag = f"[REDACTED:{kind}]" + ("\n" * match.string.count("\n", start, end) if keep_lines else "")
     offset = match.start()
     return whole[: start - offset] + tag + whole[end - offset :]
 
 
+_Rule = tuple[str, re.Pattern[str], Callable[[str, str], bool]]
+_BUILT_IN: tuple[_Rule, ...] = tuple((kind.name, kind.pattern, kind.hint) for kind in KINDS)
+
+
+def _rules(patterns: tuple[re.Pattern[str], ...]) -> tuple[_Rule, ...]:
+    return _BUILT_IN + tuple(("pattern", extra, _always) for extra in patterns) if patterns else _BUILT_IN
+
+
+def _always(text: str, lower: str) -> bool:
+    return True
+
+
 def redact_text(value: str, patterns: tuple[re.Pattern[str], ...] = (), *, keep_lines: bool = False) -> str:
     """`value` with every built-in kind, then every one of `patterns` (as `[REDACTED:pattern]`), replaced; with
-    `keep_lines` a secret spanning lines leaves its line breaks behind its tag."""
+    `keep_lines` a secret spanning lines leaves its line breaks behind its tag. A secret spelled with JSON escapes
+    (`\\u002d`, `\\/`) is found with them decoded, and its whole escaped span replaced."""
     # Lower-cased once: a tag never makes a match of a later kind, so the checks may all read the original text.
     lower = value.lower()
-    for kind in KINDS:
-        if kind.hint(value, lower):
-            value = kind.pattern.sub(functools.partial(_replacement, kind=kind.name, keep_lines=keep_lines), value)
-    for extra in patterns:
-        value = extra.sub(functools.partial(_replacement, kind="pattern", keep_lines=keep_lines), value)
+    for name, pattern, hint in _rules(patterns):
+        if hint(value, lower):
+            value = pattern.sub(functools.partial(_replacement, kind=name, keep_lines=keep_lines), value)
+    if "\\u" in value or "\\/" in value:
+        value = _redact_escaped(value, patterns, keep_lines)
     return value
+
+
+# A JSON escape that may spell part of a secret; an escaped backslash is matched only so that the `u0041` after it
+# is not taken for an escape (`\\\\u0041` is the text `\\u0041`).
+_JSON_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|/|\\)")
+
+
+@dataclass(frozen=True)
+class _Decoded:
+    """A text with its JSON escapes decoded, and where each decoded escape stands in the text."""
+
+    text: str
+    at: list[int]
+    """The decoded text's positions of the escapes, in order."""
+    source: list[tuple[int, int]]
+    """Each escape's span in the text."""
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the text that the decoded text's `start:end` was decoded from."""
+        return self._position(start)[0], self._position(end - 1)[1]
+
+    def _position(self, index: int) -> tuple[int, int]:
+        found = bisect.bisect_left(self.at, index)
+        if found < len(self.at) and self.at[found] == index:
+            return self.source[found]
+        if not found:
+            return index, index + 1
+        # A character after the escape before it: as far past that escape's end as it is past the escape.
+        before = self.source[found - 1][1] + index - self.at[found - 1] - 1
+        return before, before + 1
+
+
+def _decode(text: str) -> _Decoded | None:
+    pieces: list[str] = []
+    at: list[int] = []
+    source: list[tuple[int, int]] = []
+    last = size = 0
+    for match in _JSON_ESCAPE.finditer(text):
+        if match.group(0) == "\\\\":
+            continue
+        pieces.append(text[last : match.start()])
+        size += match.start() - last
+        pieces.append(chr(int(match.group(1), 16)) if match.group(1) else "/")
+        at.append(size)
+        source.append(match.span())
+        size += 1
+        last = match.end()
+    if not at:
+        return None
+    pieces.append(text[last:])
+    return _Decoded("".join(pieces), at, source)
+
+
+def _redact_escaped(value: str, patterns: tuple[re.Pattern[str], ...], keep_lines: bool) -> str:
+    """`value` with the secrets its JSON escapes hide replaced: the rules run over the decoded text, which keeps, for
+    each of its characters, the decoded position it came from (a tag's characters: the tag's number, negative), so
+    each tag left at the end names the decoded span it replaced, and that span the text's."""
+    decoded = _decode(value)
+    if decoded is None:
+        return value
+    text, lower = decoded.text, decoded.text.lower()
+    origin = list(range(len(text)))
+    spans: list[tuple[int, int, str]] = []  # each tag's decoded span and kind, by its number
+    for name, pattern, hint in _rules(patterns):
+        if not hint(text, lower):
+            continue
+        parts: list[str] = []
+        origins: list[int] = []
+        done = 0
+        for match in pattern.finditer(text):
+            span = _span(match, name)
+            if span is None:
+                continue
+            start, end = span
+            # A match that reaches into an earlier tag takes the whole tag in.
+            while start > done and origin[start - 1] < 0 and origin[start - 1] == origin[start]:
+                start -= 1
+            while end < len(text) and origin[end] < 0 and origin[end] == origin[end - 1]:
+                end += 1
+            start = max(start, done)
+            if start >= end:  # all of it inside a tag this pass already widened to
+                continue
+            covered = [spans[-o - 1][:2] if o < 0 else (o, o + 1) for o in origin[start:end]]
+            spans.append((min(s for s, _ in covered), max(e for _, e in covered), name))
+            tag = f"[REDACTED:{name}]"
+            parts += [text[done:start], tag]
+            origins += origin[done:start] + [-len(spans)] * len(tag)
+            done = end
+        if parts:
+            text = "".join([*parts, text[done:]])
+            origin = origins + origin[done:]
+    out: list[str] = []
+    last = 0
+    for number in dict.fromkeys(o for o in origin if o < 0):
+        first, after, name = spans[-number - 1]
+        start, end = decoded.span(first, after)
+        breaks = "\n" * value.count("\n", start, end) if keep_lines else ""
+        out += [value[last:start], f"[REDACTED:{name}]{breaks}"]
+        last = end
+    return "".join([*out, value[last:]]) if out else value
 
 
 def redact_value(value: Any, text: Callable[[str], str]) -> Any:
@@ -286,3 +460,24 @@ def redact_field(key: str, value: Any, text: Callable[[str], str]) -> Any:
     if (secret_string or secret_number) and isinstance(key, str) and names_secret(key):
         return SECRET_TAG
     return redact_value(value, text)
+
+
+def redact_output(value: T) -> T:
+    """What an agent is shown, redacted: every string in it (in lists, tuples, dicts and frozen dataclasses, keys
+    excepted) passed through `redact_text`, and the value of a field named like a secret replaced whole."""
+    return cast(T, _redact_any(value))
+
+
+def _redact_any(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, tuple):
+        return tuple(_redact_any(item) for item in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {f.name: _redact_any(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+        return dataclasses.replace(value, **changes)
+    if isinstance(value, list):
+        return [_redact_any(item) for item in value]
+    if isinstance(value, dict):
+        return {key: redact_field(key, item, redact_text) for key, item in value.items()}
+    return value

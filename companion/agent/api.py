@@ -5,6 +5,11 @@ the vault. Notes are named by vault path, by path without `.md`, by title or by 
 them, or, for a while after a search, as `@1`, `@2`... (its results) and `@last` (the note last surfaced or read):
 the recent-context cache, so a follow-up can say "that note". A search only lists and counts nothing; reading a
 note, or a context including it, counts as using it (for the decay), except in a replay (`as_of`).
+
+Whatever is returned passes through the secret redaction first (`companion.secrets.redact_output`): snippets,
+titles, paths, a note's properties and Markdown, timelines, recent sessions and contexts. The notes are read at
+question time, as the user wrote them, and an agent never sees the passwords and keys in them. Names given back
+(`@1`, a path in an argument) are resolved against the vault as it is.
 """
 
 from __future__ import annotations
@@ -17,15 +22,18 @@ from collections.abc import Hashable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from companion.agent import arguments
 from companion.agent.timeline import MOST_AROUND, Anchor, Happening, note_moment, place
 from companion.agent.views import Found, Graph, Links, LinkView, Listed, NoteView, Surfaced, Timeline, TimelineEntry
 from companion.embedding.tokens import TokenCounter
-from companion.errors import AgentInputError, ConfigError, NoteError
+from companion.errors import AgentInputError, NoteError
 from companion.recall.assembly import build, used_notes
 from companion.recall.context import AssembledContext
 from companion.recall.language import language_of
-from companion.recall.scope import Scope, parse_as_of, parse_day, path_pattern, where_from_mapping
+from companion.recall.scope import Scope
+from companion.recall.shown import located
 from companion.recall.temporal import TemporalItem, summarise
+from companion.secrets import redact_output, redact_text
 from companion.vault.dates import note_day
 from companion.vault.graph import VaultGraph
 from companion.vault.reader import valid_name
@@ -94,10 +102,14 @@ class AgentApi:
     ) -> list[Found]:
         """`vault_search` / `recall_relevant`: hybrid recall with the decay, best first, within the filters; each
         result with at most `snippet_chars` of the passage it matched."""
-        query = _text("query", query)
-        k = _count("k", k, MAX_RESULTS)
-        moment = _moment(as_of)
-        scope = _scope(where, since, until, path)
+        query = arguments.text("query", query)
+        k = arguments.count("k", k, MAX_RESULTS)
+        scope = arguments.scope(where, since, until, path)
+        return redact_output(self._search(query, k, scope, arguments.moment(as_of), snippet_chars))
+
+    def _search(
+        self, query: str, k: int, scope: Scope, moment: dt.datetime | None = None, snippet_chars: int = SNIPPET_CHARS
+    ) -> list[Found]:
         engine = self.workspace.recall()
         recalled = engine.recall(query, k=k, as_of=moment, scope=scope)
         self.notice = recalled.full_notice
@@ -106,7 +118,7 @@ class AgentApi:
         self._remember_surfaced([item.path for item in items])
         found = []
         for item in items:
-            place = engine.locate(item, snippet_chars)
+            place = located(engine, item, snippet_chars)
             found.append(
                 Found(
                     path=item.path,
@@ -127,17 +139,17 @@ class AgentApi:
         """See `_memory_query`; what it finds can be named `@1`, `@2`... afterwards."""
         found = self._memory_query(mode, query, k=k)
         self._remember_surfaced([f.path for f in found])
-        return found
+        return redact_output(found)
 
     def _memory_query(self, mode: str, query: str, *, k: int = 10) -> list[Found]:
         """The retrieval paths: `exact` (a title or alias), `type` (notes of a frontmatter type, newest
         first), `lexical` (BM25 alone), `hybrid` (as `search`) or `graph` (the notes linked with the one named)."""
         if mode not in MEMORY_MODES:
             raise AgentInputError("mode", f"{mode!r} is not a mode; use one of {', '.join(MEMORY_MODES)}")
-        query = _text("query", query)
-        k = _count("k", k, MAX_RESULTS)
+        query = arguments.text("query", query)
+        k = arguments.count("k", k, MAX_RESULTS)
         if mode == "hybrid":
-            return self.search(query, k=k)
+            return self._search(query, k, Scope())
         if mode == "exact":
             return [self._found(path, 1.0, mode) for path in self._exact(query)[:k]]
         if mode == "type":
@@ -187,7 +199,7 @@ class AgentApi:
 
     def resolve(self, note: str, field: str = "note") -> str:
         """The vault path of the note an agent names (path, path without `.md`, title or alias)."""
-        name = _text(field, note).strip()
+        name = arguments.text(field, note).strip()
         if _SURFACED.fullmatch(name):
             return self._surfaced_note(name, field)
         if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
@@ -249,7 +261,7 @@ class AgentApi:
         for link in parsed.links:
             if link.target and link.target not in seen:
                 seen[link.target] = LinkView(link.target, graph.resolver.resolve(link.target, path))
-        return NoteView(
+        view = NoteView(
             path=path,
             title=parsed.title,
             frontmatter=parsed.frontmatter,
@@ -259,12 +271,13 @@ class AgentApi:
             links=tuple(seen.values()),
             backlinks=tuple(graph.backlinks(path)),
         )
+        return redact_output(view)
 
     def markdown(self, note: str) -> str:
-        """A note's Markdown as its file holds it (what the MCP server serves as a resource)."""
+        """A note's Markdown as its file holds it, redacted (what the MCP server serves as a resource)."""
         path = self.resolve(note)
         try:
-            return (self.workspace.vault.root / path).read_bytes().decode("utf-8")
+            return redact_text((self.workspace.vault.root / path).read_bytes().decode("utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
             raise AgentInputError("note", f"{path} cannot be read as UTF-8 text") from exc
 
@@ -275,12 +288,12 @@ class AgentApi:
         seen: dict[str, LinkView] = {}
         for link, resolved in graph.outlinks(path):
             seen.setdefault(link.target, LinkView(link.target, resolved))
-        return Links(path, tuple(seen.values()), tuple(graph.backlinks(path)))
+        return redact_output(Links(path, tuple(seen.values()), tuple(graph.backlinks(path))))
 
     def graph(self, note: str, hops: int = 2) -> Graph:
         """`vault_graph`: every note within `hops` links of one, either way, and the links among them."""
         path = self.resolve(note)
-        hops = _count("hops", hops, MAX_HOPS)
+        hops = arguments.count("hops", hops, MAX_HOPS)
         graph = self.link_graph()
         near = graph.neighbours(path, hops)
         near[path] = 0
@@ -291,7 +304,7 @@ class AgentApi:
             for _link, target in graph.outlinks(source)
             if target is not None and target in near and target != source
         }
-        return Graph(path, hops, nodes, tuple(sorted(edges)))
+        return redact_output(Graph(path, hops, nodes, tuple(sorted(edges))))
 
     # -- many notes ------------------------------------------------------------------------------
 
@@ -306,14 +319,14 @@ class AgentApi:
         limit: int = MAX_RESULTS,
     ) -> list[Listed]:
         """`vault_list`: indexed notes in a folder, of a type, with a tag property, within dates; newest first."""
-        limit = _count("limit", limit, 1000)
+        limit = arguments.count("limit", limit, 1000)
         prefix = ""
         if folder is not None and folder.strip().strip("/"):
-            prefix = _text("folder", folder).strip().strip("/") + "/"
+            prefix = arguments.text("folder", folder).strip().strip("/") + "/"
             if ".." in prefix.split("/") or prefix.startswith(("/", "\\")):
                 raise AgentInputError("folder", f"{folder!r} is not a folder inside the vault")
-        first = _day("since", since)
-        last = _day("until", until)
+        first = arguments.day("since", since)
+        last = arguments.day("until", until)
         wanted_type = note_type.strip().casefold() if note_type else None
         wanted_tag = tag.strip().lstrip("#").casefold() if tag else None
         out: list[Listed] = []
@@ -322,7 +335,7 @@ class AgentApi:
                 continue
             if wanted_type is not None and (record.note_type or "").casefold() != wanted_type:
                 continue
-            tags = _tags(record.frontmatter.get("tags"))
+            tags = arguments.tags(record.frontmatter.get("tags"))
             if wanted_tag is not None and wanted_tag not in {t.casefold() for t in tags}:
                 continue
             day = note_day(record.date)
@@ -330,15 +343,15 @@ class AgentApi:
                 continue
             out.append(Listed(record.path, record.title, record.note_type, record.date, tags))
         out.sort(key=lambda n: (n.date or "", n.path), reverse=True)
-        return out[:limit]
+        return redact_output(out[:limit])
 
     def recall_recent(self, hours: float | None = None, limit: int | None = None) -> list[TemporalItem]:
         """`recall_recent`: completed sessions of the last hours, newest first."""
         if hours is not None and not 0 < hours <= 24 * 3650:
             raise AgentInputError("hours", "must be more than 0 and at most ten years of hours")
         if limit is not None:
-            limit = _count("limit", limit, MAX_RESULTS)
-        return self.workspace.recall().recall_recent(hours, limit)
+            limit = arguments.count("limit", limit, MAX_RESULTS)
+        return redact_output(self.workspace.recall().recall_recent(hours, limit))
 
     def timeline(
         self,
@@ -353,9 +366,9 @@ class AgentApi:
         within `days` either side; its entries can be named `@1`, `@2`... afterwards."""
         if date is not None and note is not None:
             raise AgentInputError("date", "give a date or a note, not both")
-        before = _count("before", before, MOST_AROUND, least=0)
-        after = _count("after", after, MOST_AROUND, least=0)
-        days = _count("days", days, MOST_DAYS)
+        before = arguments.count("before", before, MOST_AROUND, least=0)
+        after = arguments.count("after", after, MOST_AROUND, least=0)
+        days = arguments.count("days", days, MOST_DAYS)
         anchor = self._anchor(date, note)
         first = anchor.when.date() - dt.timedelta(days=days)
         last = anchor.when.date() + dt.timedelta(days=days)
@@ -389,7 +402,7 @@ class AgentApi:
             for p in placed
         )
         when = anchor.when.isoformat(timespec="minutes") if anchor.timed else anchor.when.date().isoformat()
-        return Timeline(when, anchor.source, anchor.path, days, entries)
+        return redact_output(Timeline(when, anchor.source, anchor.path, days, entries))
 
     def _anchor(self, date: str | None, note: str | None) -> Anchor:
         if note is not None:
@@ -408,8 +421,8 @@ class AgentApi:
             return Anchor(dt.datetime.fromtimestamp(mtime).replace(microsecond=0), False, path, "modified")
         if date is None or not str(date).strip():
             return Anchor(dt.datetime.now().replace(second=0, microsecond=0), False, None, "now")
-        text = _text("date", date).strip()
-        moment = _moment(text, "date")
+        text = arguments.text("date", date).strip()
+        moment = arguments.moment(text, "date")
         assert moment is not None
         day_only = len(text) <= 10
         return Anchor(local_moment(moment), day_only, None, "date", timed=not day_only)
@@ -445,23 +458,28 @@ class AgentApi:
     def _opening(self, happening: Happening) -> str:
         """The start of a note's text as one line: its first lines of prose, past headings and embeds."""
         try:
-            body = self.workspace.vault.read_note(happening.path).body
+            # Redacted whole before its first lines are taken: a cut could leave a secret unrecognisable.
+            body = redact_text(self.workspace.vault.read_note(happening.path).body, keep_lines=True)
         except NoteError:
             return ""
         prose = [line for line in body.splitlines() if line.strip() and not _NOT_PROSE.fullmatch(line.strip())]
         return one_line(" ".join(prose[:8]), LINE_CHARS)
 
     def context(self, message: str, budget: int | None = None) -> tuple[AssembledContext, TokenCounter]:
-        """The context for a message under a hard token budget (the policy's `token_budget` by default)."""
-        message = _text("message", message)
-        budget = self.workspace.config.retention.token_budget if budget is None else _count("budget", budget, 200_000)
+        """The context for a message under a hard token budget (the policy's `token_budget` by default); its text is
+        built from redacted pieces (see `assemble`), and its sources are redacted too."""
+        message = arguments.text("message", message)
+        policy = self.workspace.config.retention
+        budget = policy.token_budget if budget is None else arguments.count("budget", budget, 200_000)
         engine = self.workspace.recall()
         recalled = engine.recall(message, bodies=True)
         counter = TokenCounter()
         assembled = build(engine, recalled, budget, counter)
         if self.record:
             engine.record(used_notes(assembled))
-        return assembled, counter
+        pieces = tuple(replace(p, source=redact_text(p.source)) for p in assembled.pieces)
+        dropped = tuple(replace(p, source=redact_text(p.source)) for p in assembled.dropped)
+        return replace(assembled, pieces=pieces, dropped=dropped), counter
 
     def link_graph(self) -> VaultGraph:
         """The vault's link graph from the index, rebuilt when the index changed (also how writes check links)."""
@@ -470,58 +488,3 @@ class AgentApi:
         if self._graph is None or self._graph[0] != generation:
             self._graph = (generation, manifest_graph(ws.manifest.notes(), ws.vault.scan_all()))
         return self._graph[1]
-
-
-def _text(field: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise AgentInputError(field, f"expected text, got {type(value).__name__}")
-    if not value.strip():
-        raise AgentInputError(field, "is empty")
-    if len(value) > 10_000:
-        raise AgentInputError(field, f"is {len(value)} characters long; at most 10000")
-    return value
-
-
-def _count(field: str, value: object, most: int, least: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise AgentInputError(field, f"expected a whole number, got {type(value).__name__}")
-    if not least <= value <= most:
-        raise AgentInputError(field, f"must be between {least} and {most}, got {value}")
-    return value
-
-
-def _day(field: str, value: str | None) -> dt.date | None:
-    if value is None or not str(value).strip():
-        return None
-    try:
-        return parse_day(_text(field, value), field)
-    except ConfigError as exc:
-        raise AgentInputError(field, f"{value!r} is not a date such as 2026-03-01") from exc
-
-
-def _moment(value: str | None, field: str = "as_of") -> dt.datetime | None:
-    if value is None or not str(value).strip():
-        return None
-    try:
-        return parse_as_of(_text(field, value), field)
-    except ConfigError as exc:
-        raise AgentInputError(field, f"{value!r} is not an ISO-8601 moment such as 2026-11-20T10:00:00") from exc
-
-
-def _scope(where: Mapping[str, Any] | None, since: str | None, until: str | None, path: str | None) -> Scope:
-    if where is not None and not isinstance(where, Mapping):
-        raise AgentInputError("where", f"expected an object of field: value, got {type(where).__name__}")
-    try:
-        pairs = where_from_mapping(where, "where")
-    except ConfigError as exc:
-        raise AgentInputError("where", str(exc)) from exc
-    glob = path_pattern(_text("path", path)) if path is not None and str(path).strip() else None
-    return Scope(pairs, _day("since", since), _day("until", until), glob)
-
-
-def _tags(value: object) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return tuple(t.strip().lstrip("#") for t in value.replace(",", " ").split() if t.strip())
-    if isinstance(value, list):
-        return tuple(str(t).strip().lstrip("#") for t in value if str(t).strip())
-    return ()

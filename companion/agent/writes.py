@@ -28,6 +28,7 @@ from companion.config import AgentWritesConfig
 from companion.curation.curator import Curator
 from companion.curation.plans import Plan, PlannedWrite
 from companion.errors import AgentInputError, CompanionError
+from companion.secrets import redact_text
 from companion.vault.audit import AuditLog, sha256_hex
 from companion.vault.frontmatter_edit import set_field, split_body
 from companion.vault.links import extract
@@ -400,6 +401,13 @@ def _effective(config: AgentWritesConfig, environ: Mapping[str, str]) -> AgentWr
 def _title(title: object) -> str:
     """The canonical title: one line, no path, no characters Obsidian refuses in a file name, spaces collapsed."""
     text = _one_line("title", title)
+    if redact_text(text) != text:
+        # A note's name is copied into links, the index, the audit log and sync tools, where no redaction reaches.
+        raise AgentInputError(
+            "title",
+            "holds what reads as a secret or personal data (a key, a password, an account number, an email "
+            "address); a note's name is copied into links and indexes, so give a title without it",
+        )
     if "/" in text or "\\" in text:
         raise AgentInputError("title", f"{text!r} is a path; give the title alone and the folder apart")
     name = " ".join(_NOT_IN_NAMES.sub(" ", text).split()).strip(" .")
@@ -416,9 +424,14 @@ def _title(title: object) -> str:
     return name
 
 
+_REDACTION_TAG = re.compile(r"\[REDACTED:[A-Za-z_]+\]")
+
+
 def _title_from(text: str) -> str:
     """A title from a memory's first words, when the agent gives none."""
     first = re.split(r"(?<=[.!?])\s|\n", text.strip(), maxsplit=1)[0]
+    # The memory itself may hold a secret; its name never does (a redaction tag leaves an ellipsis).
+    first = _REDACTION_TAG.sub("…", redact_text(first))
     words = " ".join(_NOT_IN_NAMES.sub(" ", first.replace("/", " ").replace("\\", " ")).split())
     if len(words) > 80 or len(words.encode("utf-8")) > TITLE_BYTES:
         # Cut at a character boundary within the byte limit, then back to a word when there is one to go back to.

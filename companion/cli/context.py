@@ -1,4 +1,5 @@
-"""`companion context QUERY`: the context an agent would be given for a message, under a hard token budget."""
+"""`companion context QUERY`: the context an agent would be given for a message, under a hard token budget, built
+from redacted pieces (see `companion.recall.context`); the JSON's sources are redacted too."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from companion.embedding.tokens import TokenCounter
 from companion.errors import ConfigError
 from companion.recall.assembly import build
 from companion.recall.scope import parse_as_of
+from companion.secrets import redact_output
 
 
 def register(sub: Any) -> None:
@@ -53,17 +55,21 @@ def run(args: argparse.Namespace) -> int:
         ws.close()
     if args.json:
         print_json(
-            {
-                "query": args.query,
-                "budget": assembled.budget,
-                "tokens": assembled.tokens,
-                "tokenizer": counter.name,
-                "recap": recalled.recap,
-                "message_shortened": assembled.message_shortened,
-                "kept": [{"kind": p.kind, "source": p.source, "tokens": counter(p.text)} for p in assembled.pieces],
-                "dropped": [{"kind": p.kind, "source": p.source, "tokens": counter(p.text)} for p in assembled.dropped],
-                "text": assembled.text,
-            }
+            redact_output(
+                {
+                    "query": args.query,
+                    "budget": assembled.budget,
+                    "tokens": assembled.tokens,
+                    "tokenizer": counter.name,
+                    "recap": recalled.recap,
+                    "message_shortened": assembled.message_shortened,
+                    "kept": [{"kind": p.kind, "source": p.source, "tokens": counter(p.text)} for p in assembled.pieces],
+                    "dropped": [
+                        {"kind": p.kind, "source": p.source, "tokens": counter(p.text)} for p in assembled.dropped
+                    ],
+                    "text": assembled.text,
+                }
+            )
         )
         return 0
     print(assembled.text)

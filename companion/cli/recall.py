@@ -2,7 +2,8 @@
 
 Query mode is read-only for the vault. A listing is not a use: recall counts nothing as accessed unless told to
 (`--record`, for results put in an agent's context), and then only the matches; a replay with `--as-of` never
-does, so measuring recall never changes it.
+does, so measuring recall never changes it. What it prints, text or JSON, passes through the secret redaction: its
+output goes into agents' contexts.
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ from companion.cli.args import (
 )
 from companion.cli.output import print_json
 from companion.errors import CompanionError, ConfigError
+from companion.recall import shown
 from companion.recall.engine import Recall
 from companion.recall.results import Located, RecalledContext, relevance_text
 from companion.recall.scope import Scope, parse_as_of, where_from_mapping
 from companion.recall.temporal import temporal_json
+from companion.secrets import redact_output, redact_text
 from companion.words import counted
 from companion.workspace import Workspace
 
@@ -77,11 +80,13 @@ def run(args: argparse.Namespace) -> int:
             engine.record(used(context))
         why = "" if context.results else _why_nothing(ws, scope, args.no_sync)
         # The index's chunk anchors are its own ids: show the heading or block Obsidian opens, and the passage.
-        located = {i.path: engine.locate(i) for i in context.shown(len(context.results)) if i.explanation is not None}
+        located = {
+            i.path: shown.located(engine, i) for i in context.shown(len(context.results)) if i.explanation is not None
+        }
     finally:
         ws.close()
     if args.json:
-        print_json(context_json(context, located))
+        print_json(redact_output(context_json(context, located)))
     else:
         _print(context, args.explain, why, located)
     return 0
@@ -150,33 +155,37 @@ def context_json(context: RecalledContext, located: dict[str, Located] | None = 
 def _print(context: RecalledContext, explain: bool, why: str = "", located: dict[str, Located] | None = None) -> None:
     located = located or {}
     if context.full_notice:
-        print(f"note    {context.full_notice}")
+        _say(f"note    {context.full_notice}")
     if context.date_range is not None:
         r = context.date_range
-        print(f"dates   '{r.phrase}' = {r.start} .. {r.end}")
+        _say(f"dates   '{r.phrase}' = {r.start} .. {r.end}")
     if context.recap:
-        print("recap   recent sessions first, by time")
+        _say("recap   recent sessions first, by time")
     if not context.results:
-        print(why or "no notes found")
+        _say(why or "no notes found")
     elif context.no_good_match:
-        print("no good match: no note is relevant enough; the closest ones are")
+        _say("no good match: no note is relevant enough; the closest ones are")
     for rank, item in enumerate(context.shown(len(context.results)), 1):
         place = located.get(item.path)
         where = f"  › {place.heading}" if place is not None and place.heading else ""
         date = f"  ({item.date[:10]})" if item.date else ""
-        print(f"{rank:>2}. {relevance_text(item):>5} {item.tier:<8} {item.path}{where}{date}")
+        _say(f"{rank:>2}. {relevance_text(item):>5} {item.tier:<8} {item.path}{where}{date}")
         if place is not None and place.snippet and item.explanation is not None:
-            print(f"      {place.snippet}")
+            _say(f"      {place.snippet}")
         if explain and item.explanation is not None:
             for line in item.explanation.lines():
-                print(f"      {line}")
+                _say(f"      {line}")
     if context.sessions:
-        print(
+        _say(
             f"hot     {counted(len(context.sessions), 'session')}: "
             + ", ".join(f"{s.date} {s.time}" for s in context.sessions)
         )
     if context.temporal:
-        print(f"recent  {counted(len(context.temporal), 'session')} in the temporal tier (companion recent lists them)")
+        _say(f"recent  {counted(len(context.temporal), 'session')} in the temporal tier (companion recent lists them)")
+
+
+def _say(text: str) -> None:
+    print(redact_text(text))
 
 
 @dataclass(frozen=True)
@@ -246,24 +255,28 @@ def _batch(engine: Recall, args: argparse.Namespace, lines: list[BatchQuery | tu
     for entry in lines:
         if not isinstance(entry, BatchQuery):
             failed += 1
-            print_json({"id": entry[0], "error": entry[1], "results": []})
+            print_json(redact_output({"id": entry[0], "error": entry[1], "results": []}))
             continue
         try:
             as_of = parse_as_of(entry.as_of) if entry.as_of else default_as_of
             context = engine.recall(entry.query, k=entry.k or args.k, as_of=as_of, scope=entry.scope)
         except CompanionError as exc:
             failed += 1
-            print_json({"id": entry.id, "error": str(exc), "results": []})
+            print_json(redact_output({"id": entry.id, "error": str(exc), "results": []}))
             continue
         if record and as_of is None:
             engine.record(used(context))
-        shown = context.shown(len(context.results))
+        listed = context.shown(len(context.results))
         print_json(
-            {
-                "id": entry.id,
-                "results": [{**item_json(i, explain=args.explain), "match": i.matches(context.floor)} for i in shown],
-                "no_good_match": context.no_good_match,
-            }
+            redact_output(
+                {
+                    "id": entry.id,
+                    "results": [
+                        {**item_json(i, explain=args.explain), "match": i.matches(context.floor)} for i in listed
+                    ],
+                    "no_good_match": context.no_good_match,
+                }
+            )
         )
     if failed:
         print(f"companion: {failed} of {len(lines)} batch lines failed (see their `error`)", file=sys.stderr)

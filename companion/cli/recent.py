@@ -1,4 +1,4 @@
-"""`companion recent`: the temporal tier by itself (`recall_recent`), newest first."""
+"""`companion recent`: the temporal tier by itself (`recall_recent`), newest first, redacted as agents are shown it."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from companion.cli.output import print_json
 from companion.errors import ConfigError
 from companion.recall.scope import parse_as_of
 from companion.recall.temporal import temporal_json
+from companion.secrets import redact_output, redact_text
 
 MAX_HOURS = 24 * 3660
 """The longest window `--hours` accepts."""
@@ -47,13 +48,13 @@ def run(args: argparse.Namespace) -> int:
     finally:
         ws.close()
     if args.json:
-        print_json({"sessions": [temporal_json(t) for t in items]})
+        print_json(redact_output({"sessions": [temporal_json(t) for t in items]}))
         return 0
     if not items:
         print("no completed sessions in that window")
     for t in items:
         who = f"{t.user_id}/{t.chat_id}" if t.chat_id else t.user_id
-        print(f"{t.when:%Y-%m-%d %H:%M}  {who:<18} {t.title}")
+        print(redact_text(f"{t.when:%Y-%m-%d %H:%M}  {who:<18} {t.title}"))
         if t.summary:
-            print(f"{'':18}{t.summary}")
+            print(redact_text(f"{'':18}{t.summary}"))
     return 0

@@ -1,7 +1,8 @@
 """`companion vault search|read|list|links|graph|timeline` and `companion memory query`: the agent API from a shell.
 
 The same calls the MCP server's tools make, with the same checks: a bad argument exits 2 naming it (as JSON on
-stdout with `--json`, so a script reading JSON gets JSON either way).
+stdout with `--json`, so a script reading JSON gets JSON either way). What they print is redacted as an agent is
+shown it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from companion.agent.writes import MEMORY_TYPES, AgentWriter, WriteSource
 from companion.cli.args import add_vault_arguments, open_workspace, sync_first
 from companion.cli.output import print_json
 from companion.recall.scope import parse_where
+from companion.secrets import redact_output
 from companion.words import counted
 
 
@@ -123,7 +125,8 @@ def _run(
         try:
             sync_first(ws, args)
             api = AgentApi(ws, record=not getattr(args, "no_record", False))
-            data = work(api, args)
+            # The agent API redacts what it reads; a write's answer names what was written, redacted here.
+            data = redact_output(work(api, args))
         finally:
             ws.close()
         if args.json:

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from companion.errors import AgentInputError, CompanionError
 from companion.mcp_server.shapes import Failure
+from companion.secrets import redact_text
 
 
 class Refusal(ToolError):
@@ -73,6 +74,6 @@ def crash(tool: str) -> Refusal:
 
 
 def failed(refusal: Refusal) -> CallToolResult:
-    """The result a failed call returns."""
-    text = Failure(error=refusal.error, field=refusal.field).model_dump_json()
+    """The result a failed call returns; its message redacted, as it may name a note or quote one."""
+    text = Failure(error=redact_text(refusal.error), field=refusal.field).model_dump_json()
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)

@@ -15,6 +15,11 @@ with the same JSON as compact text; every failed call, whatever failed, answers 
 are resources listed a page at a time; and two prompts (`prompts`) bring the vault's own answer to a recap or a
 "what do you remember about" ask.
 
+Nothing an agent is sent holds a secret of the notes: every tool's result passes through the secret redaction
+(`companion.secrets.redact_output`) on its way out, whatever the tool, and so do failures, the notes served as
+resources and the prompts (which the agent API redacts); a note whose path holds a secret is left out of the
+resource listing (its address would give the secret away) and is reached through a search's `@1`.
+
 Query mode is read-only: the write tools (`remember`, `vault_write`, `vault_delete`) are offered only when
 the server is started with `--allow-writes` (or `agent_writes.allow` in the config); a read-only server answers a
 call to one with an error saying so, and records the refusal in the audit log like every other write decision.
@@ -63,6 +68,7 @@ from companion.mcp_server.failures import Refusal, crash, failed, refusal_of
 from companion.mcp_server.prompts import add_prompts
 from companion.mcp_server.stdio import stdio_transport
 from companion.mcp_server.tools import add_read_tools, add_write_tools
+from companion.secrets import redact_output, redact_text
 from companion.workspace import Workspace
 
 NAME = "vault-companion"
@@ -138,9 +144,18 @@ class _Server(MCPServer):
                 await self.companion.log_refusal(name, refusal, context)  # the writer logs what it refuses itself
             return failed(refusal)
         if isinstance(result, CallToolResult) and result.structured_content is not None:
+            structured = redact_output(result.structured_content)
             # The same JSON as text for clients that read only text, without the SDK's indentation (tokens).
-            text = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
-            result = result.model_copy(update={"content": [TextContent(type="text", text=text)]})
+            text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+            result = result.model_copy(
+                update={"structured_content": structured, "content": [TextContent(type="text", text=text)]}
+            )
+        elif isinstance(result, CallToolResult):
+            content = [
+                c.model_copy(update={"text": redact_text(c.text)}) if isinstance(c, TextContent) else c
+                for c in result.content
+            ]
+            result = result.model_copy(update={"content": content})
         return result
 
     async def get_prompt(
@@ -354,12 +369,13 @@ class CompanionServer:
                 uri=f"vault://note/{quote(r.path, safe='/')}",
                 name=r.path,
                 title=r.title,
-                description=about(r.note_type, r.date) or None,
+                description=redact_text(about(r.note_type, r.date)) or None,
                 mime_type="text/markdown",
                 size=r.size,
                 annotations=Annotations(last_modified=_iso(r.mtime_ns)),
             )
             for r in page
+            if redact_text(r.path) == r.path
         ]
         more = len(records) > PAGE
         return ListResourcesResult(resources=resources, next_cursor=_cursor(page[-1].path) if more else None)

@@ -9,6 +9,7 @@ from companion.embedding.tokens import TokenCounter
 from companion.recall.context import AssembledContext, Piece, assemble
 from companion.recall.engine import Recall
 from companion.recall.results import RecalledContext, RecallItem
+from companion.recall.shown import passage
 from companion.recall.temporal import summarise
 
 
@@ -66,7 +67,7 @@ def build(engine: Recall, recalled: RecalledContext, budget: int, count: TokenCo
         # when the raw turns are trimmed. Temporal items are listed under recent sessions already (never repeated);
         # a note below the relevance floor is noise.
         for item in used_items(engine, recalled, summary)  # the summary read once, above
-        if (text := engine.passage(item))
+        if (text := passage(engine, item))
     ]
     turns = [
         Piece(

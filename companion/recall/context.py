@@ -9,15 +9,20 @@ exceed the budget, assembly fails with a `ContextError` instead of breaking eith
 
 Counts come from the caller's tokenizer (the embedding model's WordPiece tokenizer in the CLI, which works
 offline); the final text is counted again, so the budget holds for any tokenizer, not only additive ones.
+
+Every piece, the message included, passes through the secret redaction (`companion.secrets`) before anything is
+counted: a context goes to a model, and the notes it is built from are read as the user wrote them. Redacting after
+the count would change the text the budget was held to.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from companion.errors import ContextError
+from companion.secrets import redact_text
 
 PieceKind = Literal["policy", "instruction", "message", "summary", "recent", "entity", "turn"]
 
@@ -83,6 +88,8 @@ def assemble(
     with summaries, which outlast related notes when trimming)."""
     if budget < 1:
         raise ContextError(f"the token budget must be at least 1, got {budget}")
+    policy, instruction, message, summary = (redact_text(t) for t in (policy, instruction, message, summary))
+    recent, entities, turns = ([replace(p, text=redact_text(p.text)) for p in ps] for ps in (recent, entities, turns))
     fixed = [Piece("policy", policy.strip()), Piece("instruction", instruction.strip())]
     floor = count(render(fixed))
     if floor > budget:

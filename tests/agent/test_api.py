@@ -209,10 +209,38 @@ def test_a_follow_up_can_name_what_the_last_search_surfaced(api: AgentApi) -> No
 
 
 def test_the_surfaced_notes_expire(api: AgentApi, monkeypatch: pytest.MonkeyPatch) -> None:
-    import companion.agent.api as module
+    import time
 
     api.search("chalet deposit", k=3)
-    later = module.time.monotonic() + 11 * 60
-    monkeypatch.setattr(module.time, "monotonic", lambda: later)
+    later = time.monotonic() + 11 * 60
+    monkeypatch.setattr(time, "monotonic", lambda: later)  # the clock the recent-context cache reads
     with pytest.raises(AgentInputError, match="no search or timeline in the last 10 minutes"):
         api.read("@1")
+
+
+def test_what_the_api_returns_is_redacted_and_a_snippet_is_cut_after_redaction(tmp_path: Path) -> None:
+    vault = write_agent_vault(tmp_path / "vault")
+    key = "\n".join(["-----BEGIN RSA PRIVATE KEY-----", *(f"MIIEkeyline{n:02d}" + "Q" * 40 for n in range(6))])
+    write(
+        vault,
+        "Ops/Deploy key.md",
+        f"---\ntype: fact\npassword: Field-Pw-5517\n---\n# Deploy key\n\nThe zebracorn deploy key:\n{key}\n"
+        "-----END RSA PRIVATE KEY-----\n\nThe rent IBAN is DE89 3704 0044 0532 0130 00.\n",
+    )
+    ws = workspace(vault, data_dir=tmp_path / "data")
+    try:
+        ws.indexer().sync()
+        api = AgentApi(ws)
+        # A snippet shorter than the key: cut first, the key's start would be left without its end, unrecognised.
+        found = api.search("zebracorn deploy key", k=1, snippet_chars=120)
+        assert found[0].path == "Ops/Deploy key.md" and "[REDACTED:private_key]" in found[0].snippet
+        note = api.read("Ops/Deploy key.md")
+        markdown = api.markdown("Ops/Deploy key.md")
+        line = api.timeline(note="Ops/Deploy key.md", before=0, after=0)
+        shown = " ".join([found[0].snippet, note.body, str(note.frontmatter), markdown, str(line.as_json())])
+        assert not [s for s in ("MIIEkeyline", "Field-Pw-5517", "DE89 3704") if s in shown], shown
+        assert note.frontmatter["password"] == "[REDACTED:secret]" and "[REDACTED:iban]" in markdown
+        # The file itself is the user's, as written.
+        assert "MIIEkeyline00" in (vault / "Ops/Deploy key.md").read_text(encoding="utf-8")
+    finally:
+        ws.close()

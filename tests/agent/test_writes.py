@@ -295,3 +295,19 @@ def test_a_folder_swapped_for_a_link_out_of_the_vault_is_refused_and_recorded(
     assert file_tree(outside) == before
     assert not (ws.vault.root / ".trash").exists()
     assert AuditLog(ws.data_dir).entries()[-1].action == "refused"
+
+
+def test_a_memory_holding_a_secret_is_never_named_by_it(ws: Workspace) -> None:
+    iban = "DE89 3704 0044 0532 0130 00"
+    done = writer(ws).remember("fact", f"Rent goes to {iban} every month.")
+    assert "3704" not in done.path and "REDACTED" not in done.path
+    assert done.path.startswith("Memory/Rent goes to")
+    assert not [p for p in ws.vault.root.rglob("*") if "3704" in p.name]
+
+
+def test_a_title_holding_a_secret_is_refused_naming_the_field(ws: Workspace) -> None:
+    before = file_tree(ws.vault.root)
+    with pytest.raises(AgentInputError) as refused:
+        writer(ws).remember("fact", "The landlord's account.", title="Rent to DE89370400440532013000")
+    assert refused.value.field == "title" and "secret" in str(refused.value)
+    assert file_tree(ws.vault.root) == before

@@ -4,14 +4,16 @@ text the indexer is given."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from companion.pipeline.extract import make_title
 from companion.pipeline.history import parse_entry, serialize
 from companion.pipeline.processors import Redactor, RedactProcessor
-from companion.secrets import redact_text
+from companion.secrets import redact_output, redact_text
 from companion.specs import RedactSpec
 from companion.vault.notes import Note
 from indexer.chunking import Chunker, redact_note
@@ -178,3 +180,125 @@ def test_secrets_at_the_start_of_an_escaped_line_of_a_yaml_or_json_string(line: 
     out = redact_text(text)
     assert out.startswith('user_msg: "first line\\n') and out.endswith('\\nlast line"')
     assert not [secret for secret in secrets if secret in out], out
+
+
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"cookie {JWT} end", "cookie [REDACTED:jwt] end"),
+        (f"Authorization: Bearer {JWT}", "Authorization: Bearer [REDACTED:jwt]"),
+        (f'{{"id_token":"{JWT}"}}', '{"id_token":"[REDACTED:jwt]"}'),
+        ("alg none: eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0. done", "alg none: [REDACTED:jwt] done"),
+        (f"encrypted {JWT}.c2Vjb25k.dGhpcmQ now", "encrypted [REDACTED:jwt] now"),  # five parts (JWE)
+    ],
+)
+def test_json_web_tokens(text: str, expected: str) -> None:
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("IBAN DE89 3704 0044 0532 0130 00, thanks", "IBAN [REDACTED:iban], thanks"),
+        ("IBAN DE89370400440532013000.", "IBAN [REDACTED:iban]."),
+        ("to GB82 WEST 1234 5698 7654 32 today", "to [REDACTED:iban] today"),
+        ("pay FR1420041010050500013M02606 now", "pay [REDACTED:iban] now"),
+        ("BE68 5390 0754 7034 SENT", "[REDACTED:iban] SENT"),  # a word of four capitals after it is no group
+    ],
+)
+def test_ibans_whose_check_holds(text: str, expected: str) -> None:
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "IBAN DE89 3704 0044 0532 0130 01 (one digit off)",
+        "DE89370400440532013001",
+        "order AB12CDEFGHIJKLMNOP shipped",  # capitals and digits of an IBAN's shape, check failing
+        "serial XY99 ABCD EFGH IJKL 12",
+        "the part number QA12345678901 is out of stock",
+    ],
+)
+def test_runs_of_capitals_and_digits_that_fail_the_iban_check_stay(text: str) -> None:
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(
+    ("plain", "secret"),
+    [
+        ("Claude uses sk-ant-api03-Corpus7Anthropic9Key3xYz.", "sk-ant-api03-Corpus7Anthropic9Key3xYz"),
+        ("CI pushes with ghp_Corpus1Github2Token3Value4abcdefghijk.", "ghp_Corpus1Github2Token3Value4abcdefghijk"),
+        ("the key AKIAQ7W3E9R2T5Y8U1I4 reads", "AKIAQ7W3E9R2T5Y8U1I4"),
+        ("db postgres://admin:Pg-S3cret-Pass9@db.internal/app", "Pg-S3cret-Pass9"),
+        ("Our wifi password is hunter2-please-dont-share.", "hunter2-please-dont-share"),
+        ("Das Passwort ist Grün-Fenster-93.", "Grün-Fenster-93"),
+        ("mail corpus.person@example.org now", "corpus.person@example.org"),
+        ("IBAN DE89 3704 0044 0532 0130 00 ok", "DE89 3704 0044 0532 0130 00"),
+        (f"cookie {JWT} ok", JWT),
+    ],
+)
+def test_secrets_spelled_with_json_escapes_are_replaced_escapes_and_all(plain: str, secret: str) -> None:
+    # As a JSON writer may spell any character: `-` as \u002d, `/` as \/, `A` as \u0041, `@` as \u0040...
+    spelled = {
+        "-": "\\u002d",
+        "/": "\\/",
+        "A": "\\u0041",
+        "E": "\\u0045",
+        "@": "\\u0040",
+        "_": "\\u005f",
+        "ü": "\\u00fc",
+    }
+    text = "".join(spelled.get(char, char) for char in plain)
+    escaped_secret = "".join(spelled.get(char, char) for char in secret)
+    assert escaped_secret in text and secret not in text
+    out = redact_text(text)
+    assert "[REDACTED:" in out and escaped_secret not in out
+    # Only the secret's span changes: what stands before and after it is as written, escapes included.
+    before, after = text.split(escaped_secret)
+    assert out.startswith(before) and out.endswith(after), out
+
+
+def test_escapes_keep_their_lines_and_an_escaped_backslash_is_no_escape() -> None:
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAKC\n-----END RSA PRIVATE KEY-----"
+    text = "key:\n" + pem.replace("-", "\\u002d") + "\nend"
+    assert redact_text(text, keep_lines=True) == "key:\n[REDACTED:private_key]" + "\n" * 3 + "\nend"
+    literal = "the text \\\\u0041KIAQ7W3E9R2T5Y8U1I4 is a string of a JSON test"  # `\\u0041` is no escape
+    assert redact_text(literal) == literal
+    assert redact_text("path C:\\users\\bob and a\\/b") == "path C:\\users\\bob and a\\/b"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Der Zugangscode ist Tor-7719.", "Der Zugangscode ist [REDACTED:secret]."),
+        ("Geheimzahl: 4711", "Geheimzahl: [REDACTED:secret]"),
+        ("Le code d'accès est Porte-4412.", "Le code d'accès est [REDACTED:secret]."),
+        ("El código de acceso es Puerta-3391.", "El código de acceso es [REDACTED:secret]."),
+        ("Le code PIN est 58291736.", "Le code PIN est [REDACTED:secret]."),
+        ("Die PIN ist 73519264.", "Die PIN ist [REDACTED:secret]."),
+        ("El PIN es 82649173.", "El PIN es [REDACTED:secret]."),
+        ("Le code d'accès est requis", "Le code d'accès est requis"),
+    ],
+)
+def test_access_codes_and_pins_in_german_french_and_spanish(text: str, expected: str) -> None:
+    assert redact_text(text) == expected
+
+
+def test_what_an_agent_is_shown_is_redacted_through_dataclasses_tuples_and_fields() -> None:
+    @dataclass(frozen=True)
+    class View:
+        path: str
+        pairs: tuple[tuple[str, int], ...]
+        properties: dict[str, Any]
+
+    view = View("People/Ann (ann@example.com).md", (("IBAN DE89370400440532013000", 1),), {"pin": 4821, "n": 3})
+    assert redact_output(view) == View(
+        "People/Ann ([REDACTED:email]).md", (("IBAN [REDACTED:iban]", 1),), {"pin": "[REDACTED:secret]", "n": 3}
+    )
+    assert redact_output(["ok", 1.5, None]) == ["ok", 1.5, None]

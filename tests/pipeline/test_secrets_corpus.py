@@ -1,194 +1,127 @@
-"""A planted-secrets corpus through the real `companion process` and `companion index`: every kind the redactor knows,
-in ordinary notes, session notes and a history log (also JSON-escaped), with every processor of the pipeline at work
-(redact, archive, both forward sinks, summarize, extract, embed). Afterwards no file the companion wrote (the data
-dir with its SQLite files and audit copies, the log, the xz archives, the sinks, the derived notes) and no file
-name holds any of them; only the user's own notes keep what they say."""
+"""A planted-secrets corpus through the real `companion index`, `companion process` (every processor at work) and
+everything an agent is shown: every kind the redactor knows, in ordinary notes, session notes and a history log,
+plain and JSON-escaped. Afterwards no file the companion wrote (the data dir with its SQLite and Chroma files and
+audit copies, the log, the xz archives, the sinks, the derived notes) and no file or folder name holds any of them,
+and neither does any answer: `recall`, `vault`, `context` and `recent` as text and JSON, and every MCP tool,
+resource and prompt through a real client session. Only the user's own notes keep what they say."""
 
 from __future__ import annotations
 
 import json
-import lzma
-from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
-from companion.pipeline.history import serialize
+import anyio
+import pytest
+from mcp import Client
+
+from companion.cli import main
+from companion.mcp_server.server import CompanionServer
+from companion.workspace import Workspace
 from tests.helpers.cli import run_companion
 from tests.helpers.files import write
 from tests.helpers.history import Hook
-
-# Session notes hold local time without a zone: the run's moment is local too.
-NOW = datetime(2026, 3, 22, 12).astimezone()
-
-
-def _card(prefix: str) -> str:
-    """A card number that passes the Luhn check: `prefix` (15 digits) and its check digit, in groups of four."""
-    total = sum(sum(divmod(int(d) * (2 if i % 2 == 0 else 1), 10)) for i, d in enumerate(reversed(prefix)))
-    digits = prefix + str(-total % 10)
-    return " ".join(digits[i : i + 4] for i in range(0, 16, 4))
-
-
-PEM_BODY = "MIIEpQIBAAKCAQEAcorpusPrivateKeyBody0"
-PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\nQm9keUxpbmVUd28=\n-----END RSA PRIVATE KEY-----"
-AWS_ID = "AKIA" + "Q7W3E9R2T5Y8U1I4"
-AWS_ID_2 = "ASIA" + "M2N4B6V8C1X3Z5L7"
-AWS_NAMED = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYq1w2E3r4T5"
-AWS_BESIDE = "Zp4/Lq8+Rt2Vw6Xy0Bc3" + "Df5Gh7Jk9Mn1Qs4Tu8Wz"
-CARD = _card("453914880343646")
-
-CARRIERS: tuple[tuple[str, str, str], ...] = (
-    # (kind, the secret to look for, the text that carries it)
-    ("private_key", PEM_BODY, f"Deploy key follows.\n{PEM}\nEnd of key."),
-    ("aws_secret_key", AWS_NAMED, f"aws_secret_access_key = {AWS_NAMED}"),
-    ("aws_secret_key", AWS_BESIDE, f"The backup user is {AWS_ID_2} with {AWS_BESIDE} as its pair."),
-    ("url_password", "Pg-S3cret-Pass9", "The database is postgres://admin:Pg-S3cret-Pass9@db.internal:5432/app today."),
-    (
-        "anthropic_key",
-        "sk-ant-api03-" + "Corpus7Anthropic9Key3xYz",
-        "Claude uses sk-ant-api03-Corpus7Anthropic9Key3xYz.",
-    ),
-    ("openai_key", "sk-proj-" + "CorpusOpenAi4Key8Value2Q", "The embedder uses sk-proj-CorpusOpenAi4Key8Value2Q."),
-    ("aws_key", AWS_ID, f"The reports bucket is read with {AWS_ID} only."),
-    (
-        "github_token",
-        "ghp_" + "Corpus1Github2Token3Value4abcdefghijk",
-        "CI pushes with ghp_Corpus1Github2Token3Value4abcdefghijk.",
-    ),
-    ("slack_token", "xoxb-" + "4471190-CorpusSlackTok", "The bot posts with xoxb-4471190-CorpusSlackTok daily."),
-    (
-        "google_key",
-        "AIza" + "SyCorpusGoogleKey0123456789abcdefgh",
-        "Maps need AIzaSyCorpusGoogleKey0123456789abcdefgh here.",
-    ),
-    (
-        "bearer_token",
-        "eyJhbGciOiJIUzI1NiJ9.Y29ycHVz.c2lnbmF0dXJl",
-        "Send Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.Y29ycHVz.c2lnbmF0dXJl",
-    ),
-    ("email", "corpus.person@example.org", "Write to corpus.person@example.org about the invoice."),
-    ("card_number", CARD, f"The company card is {CARD} until May."),
-    ("phone", "+1 415 555 2671", "Call the landlord on +1 415 555 2671 after nine."),
-    ("secret", "hunter2-please-dont-share", "Our wifi password is hunter2-please-dont-share."),
-    ("secret", "Capital-Case-Pw-77", "PASSWORD: Capital-Case-Pw-77"),
-    ("secret", "QzPass-7319", "The alarm passcode: QzPass-7319 for the side door."),
-    ("secret", "60418273", "Remember that the PIN is 60418273 for the safe."),
-    ("secret", "92751846", "Her bank card has pin code 92751846 now."),
-    ("secret", "violet kettle 42 drums", 'The disk passphrase is "violet kettle 42 drums" as agreed.'),
-    ("secret", "Xy7-quokka-umbrella", "The secret is Xy7-quokka-umbrella and nobody knows it."),
-    ("secret", "Ak9-zebra-lantern-31", "The weather api key is Ak9-zebra-lantern-31 on the free plan."),
-    ("secret", "Tk4.mango.river.88", "The session token is Tk4.mango.river.88 until tonight."),
-    ("secret", "Soleil-Lune-4412", "Le mot de passe : Soleil-Lune-4412"),
-    ("secret", "Grün-Fenster-93", "Das Passwort ist Grün-Fenster-93."),
-    ("secret", "Gato-Negro-5521", "La contraseña es Gato-Negro-5521."),
+from tests.helpers.secretcorpus import (
+    AWS_NAMED,
+    ESCAPED_WORD,
+    HEADING_SECRET,
+    LOG_WORD,
+    NOTE_WORD,
+    NOW,
+    SESSION_WORD,
+    config,
+    history_log,
+    holding,
+    leaks,
+    readable,
+    session_notes,
+    user_notes,
 )
-FIELDS = {"password": "Field-Pw-Value-5517", "api_key": "Field-Key-Value-8812"}
-"""Secrets given as the value of a field named like one (tool-call arguments, a note's properties)."""
-HEADING_SECRET = "Heading-Pw-6621"
-SECRETS = sorted({secret for _, secret, _ in CARRIERS} | set(FIELDS.values()) | {HEADING_SECRET})
-TEXT = "\n".join(text for _, _, text in CARRIERS)
-# Words that are no secret, planted beside the secrets: found where the secrets are looked for, they show the search
-# reads every place (SQLite pages, xz archives, sinks) that a secret could reach.
-NOTE_WORD, SESSION_WORD, LOG_WORD = "zanzibarcanary", "quinoacanary", "tamarindcanary"
+
+QUESTIONS = ("password PIN passcode", "IBAN card key token", NOTE_WORD, ESCAPED_WORD, SESSION_WORD, LOG_WORD)
+"""What an agent asks: words beside every secret, and the planted words of each kind of note."""
 
 
-def config(hook_url: str, sink: Path) -> str:
-    return f"""embedding:
-  provider: hash
-session_history:
-  sources:
-    - path: ./agents/{{agent}}/history.jsonl
-    - session_notes: sentinel
-  processors:
-    - type: archive
-      older_than_days: 1
-      destination: ./cold
-    - type: forward
-      path: {sink.as_posix()}/{{agent}}.jsonl
-    - type: forward
-      sink: webhook
-      url: {hook_url}
-    - type: summarize
-    - type: extract
-    - type: embed
-    - type: redact
-"""
-
-
-def user_notes(vault: Path) -> list[Path]:
-    """The user's own notes: secrets in the body, a heading and the properties."""
-    front = "---\n" + "".join(f"{key}: {value}\n" for key, value in FIELDS.items())
-    front += "people:\n  - corpus.person@example.org\n---\n"
-    body = f"# Credentials\n\n{NOTE_WORD} notes.\n\n{TEXT}\n\n## Password: {HEADING_SECRET}\n\nRotate it soon.\n"
-    return [
-        write(vault, "Notes/Credentials.md", front + body),
-        write(vault, "Projects/Ops/Runbook.md", f"# Runbook\n\n{NOTE_WORD}\n\n" + TEXT.replace("\n", "\n\n") + "\n"),
+def cli_answers(vault: Path, data: Path, batch: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, bytes]:
+    """What `recall`, `vault`, `context` and `recent` print, by command line (run in this process: they only
+    read)."""
+    where = ["--vault", str(vault), "--data-dir", str(data), "--no-sync"]
+    batch.write_text("".join(json.dumps({"id": q, "query": q}) + "\n" for q in QUESTIONS), encoding="utf-8")
+    as_of = ["--as-of", NOW.isoformat()]
+    commands = [
+        ["recall", "--batch", str(batch), *where],
+        ["recall", QUESTIONS[0], "--json", *as_of, *where],
+        ["recall", QUESTIONS[1], "--explain", *as_of, *where],
+        ["context", QUESTIONS[0], "--json", *as_of, *where],
+        ["recent", "--json", "--hours", "200", *as_of, *where],
+        ["vault", "search", QUESTIONS[1], "--json", *where],
+        ["vault", "read", "Notes/Chat export.md", *where],
     ]
+    out: dict[str, bytes] = {}
+    for args in commands:
+        capsys.readouterr()
+        code = main(args)
+        printed = capsys.readouterr()
+        assert code == 0, (args, printed.err)
+        out[" ".join(args[:2])] = (printed.out + printed.err).lower().encode("utf-8")
+    return out
 
 
-def session_notes(vault: Path) -> list[Path]:
-    """Two session notes of the agent `sentinel`: one old enough to be archived, one kept."""
-    paths = []
-    for when in (NOW - timedelta(days=3), NOW - timedelta(hours=3)):
-        lines = ["---", f"date: {when:%Y-%m-%d}", f'time: "{when:%H:%M}"', "user_id: alice"]
-        user = f"About {SESSION_WORD}.\n{TEXT}"
-        lines += [f"user_msg: {json.dumps(user)}", f"sentinel_msg: {json.dumps('Noted. ' + TEXT)}", "---"]
-        lines += [f"Talked with alice about {SESSION_WORD}.", "", TEXT]
-        paths.append(write(vault, f"ops/sessions/{when:%Y-%m-%d}/{when:%H%M}.md", "\n".join(lines) + "\n"))
-    return paths
+def mcp_answers(vault: Path, data: Path) -> dict[str, bytes]:
+    """What every MCP tool, resource and prompt answers an agent, by call."""
+    out: dict[str, bytes] = {}
+
+    def keep(name: str, result: Any) -> None:
+        out[name] = json.dumps(result, ensure_ascii=False, default=_plain).lower().encode("utf-8")
+
+    async def session(client: Client) -> None:
+        for query in QUESTIONS:
+            found = await client.call_tool("vault_search", {"query": query, "k": 20, "as_of": NOW.isoformat()})
+            keep(f"vault_search {query}", found.content)
+            keep(f"recall_relevant {query}", (await client.call_tool("recall_relevant", {"query": query})).content)
+            keep(f"context {query}", (await client.call_tool("context", {"message": query})).structured_content)
+            lexical = await client.call_tool("memory_query", {"mode": "lexical", "query": query})
+            keep(f"memory_query {query}", lexical.structured_content)
+            keep(f"prompt recall {query}", (await client.get_prompt("recall", {"topic": query})).messages)
+        keep("recall_recent", (await client.call_tool("recall_recent", {"hours": 24 * 3650})).structured_content)
+        keep("timeline", (await client.call_tool("timeline", {"date": f"{NOW:%Y-%m-%d}", "days": 10})).content)
+        keep("vault_list", (await client.call_tool("vault_list", {})).structured_content)
+        keep("prompt recap", (await client.get_prompt("recap", {"days": "90"})).messages)
+        listed = (await client.list_resources()).resources
+        keep("resources", listed)
+        for resource in listed:
+            path = resource.name
+            for tool in ("vault_read", "vault_links", "vault_graph"):
+                keep(f"{tool} {path}", (await client.call_tool(tool, {"note": path})).content)
+            keep(f"resource {path}", (await client.read_resource(str(resource.uri))).contents)
+            keep(f"exact {path}", (await client.call_tool("memory_query", {"mode": "exact", "query": path})).content)
+
+    ws = Workspace.open(vault, data_dir=data)
+    companion = CompanionServer(lambda: ws)
+
+    async def main() -> None:
+        async with Client(companion.server) as client:
+            await session(client)
+
+    try:
+        anyio.run(main)
+    finally:
+        companion.close()
+    return out
 
 
-def history_log(vault: Path) -> Path:
-    """The agent `trader`'s log: each text once old (archived) and once recent (kept), a tool call with secret
-    arguments, and a line written with every `/` and some letters escaped, as JSON allows."""
-    lines: list[bytes] = []
-    for age, prefix in ((timedelta(days=2), "old"), (timedelta(hours=2), "new")):
-        for i, (_, _, text) in enumerate(CARRIERS):
-            ts = (NOW - age + timedelta(seconds=i)).isoformat()
-            entry = {
-                "id": f"{prefix}-{i}",
-                "ts": ts,
-                "agent": "trader",
-                "role": "user",
-                "content": f"{LOG_WORD}.\n{text}",
-            }
-            lines.append(serialize(entry))
-    tool = {"name": "login", "args": dict(FIELDS), "note": f"{LOG_WORD} login"}
-    ts = (NOW - timedelta(hours=1)).isoformat()
-    lines.append(serialize({"id": "tool", "ts": ts, "agent": "trader", "role": "tool", "content": tool}))
-    escaped = {"id": "escaped", "ts": ts, "agent": "trader", "role": "user", "content": f"{LOG_WORD}\n{TEXT}"}
-    raw = json.dumps(escaped).replace("/", "\\/").replace("AKIA", "\\u0041KIA").replace("sk-", "s\\u006b-")
-    assert json.loads(raw) == escaped and "\\u00fc" in raw  # escaped as a writer may, and still the same entry
-    lines.append(raw.encode("utf-8"))
-    path = vault / "agents" / "trader" / "history.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(b"".join(line + b"\n" for line in lines))
-    return path
+def _plain(value: Any) -> Any:
+    """A protocol object (a result's content, a prompt's message, a resource) as its JSON."""
+    return value.model_dump(mode="json") if hasattr(value, "model_dump") else str(value)
 
 
-def forms(secret: str) -> set[bytes]:
-    """The secret as plain text and as JSON writers escape it (non-ASCII as `\\u`, `/` as `\\/`), lower-cased."""
-    spelled = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
-    spelled |= {s.replace("/", "\\/") for s in spelled}
-    return {s.lower().encode("utf-8") for s in spelled}
-
-
-def readable(path: Path) -> bytes:
-    """A file's bytes, lower-cased, followed by its decompressed bytes when it is an xz archive."""
-    data = path.read_bytes()
-    if path.name.endswith(".xz"):
-        data += b"\n" + lzma.decompress(data)
-    return data.lower()
-
-
-def holding(files: dict[str, bytes], needle: str) -> list[str]:
-    """The files (by path relative to the test's folder) whose name or bytes hold `needle` in any form."""
-    wanted = forms(needle)
-    return [rel for rel, data in files.items() if any(f in rel.lower().encode("utf-8") or f in data for f in wanted)]
-
-
-def test_no_planted_secret_survives_processing_and_indexing(tmp_path: Path, hook: Hook) -> None:
+def test_no_planted_secret_survives_processing_and_indexing_or_reaches_an_agent(
+    tmp_path: Path, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
     vault, data, sink = tmp_path / "vault", tmp_path / "data", tmp_path / "sink"
     write(vault, ".companion/companion.yaml", config(hook.url, sink))
-    sources = [*user_notes(vault), *session_notes(vault)]
+    notes = user_notes(vault)
+    sessions = session_notes(vault)
     log = history_log(vault)
     where = ["--vault", str(vault), "--data-dir", str(data)]
 
@@ -198,9 +131,11 @@ def test_no_planted_secret_survives_processing_and_indexing(tmp_path: Path, hook
         assert done.returncode == 0, done.stderr
     for n, (_headers, body) in enumerate(hook.requests):
         write(tmp_path, f"webhook/{n}.json", body.decode("utf-8"))
+    answers = {**cli_answers(vault, data, tmp_path / "questions.jsonl", capsys), **mcp_answers(vault, data)}
 
-    # Everything under the test's folder, file and folder names included, but the user's own notes.
-    skip = {p.relative_to(tmp_path).as_posix() for p in sources}
+    # Everything under the test's folder, file and folder names included, but the user's own notes; the session
+    # notes too, which the pipeline's redaction rewrote.
+    skip = {p.relative_to(tmp_path).as_posix() for p in notes}
     files = {
         p.relative_to(tmp_path).as_posix(): readable(p) if p.is_file() else b""
         for p in sorted(tmp_path.rglob("*"))
@@ -213,14 +148,29 @@ def test_no_planted_secret_survives_processing_and_indexing(tmp_path: Path, hook
     assert list((vault / "Memory/History").rglob("*.md")) and list(data.rglob("audit/blobs/*"))
     extracted = [p.name for p in (vault / "Memory/Extracted").glob("*.md")]
     assert any(name.startswith("Our wifi password is") for name in extracted), extracted
-    assert {f for f in holding(files, NOTE_WORD) if f.startswith("data/")}, "the user's notes were not indexed"
+    # Sentences holding a token and an IBAN were made notes, named from them.
+    assert any(name.startswith("The rent IBAN is") for name in extracted), extracted
+    assert any(name.startswith("The staging cookie is") for name in extracted), extracted
+    for word in (NOTE_WORD, ESCAPED_WORD):
+        assert {f for f in holding(files, word) if f.startswith("data/")}, f"the user's notes were not indexed: {word}"
     for word in (SESSION_WORD, LOG_WORD):
         found = holding(files, word)
         for place in ("data/", "vault/cold/", "sink/", "webhook/", "vault/Memory/History/", "vault/agents/"):
             if place != "vault/agents/" or word == LOG_WORD:
                 assert any(f.startswith(place) for f in found), (word, place)
+    assert any(f.startswith("vault/ops/sessions/") for f in holding(files, SESSION_WORD))
+    # The answers read every kind of note: the user's, the escaped export, the sessions and the log's history.
+    for word in (NOTE_WORD, ESCAPED_WORD, SESSION_WORD, LOG_WORD):
+        assert {a for a in holding(answers, word) if a.startswith("vault_read")}, word
+        assert {a for a in holding(answers, word) if a.startswith("recall")}, word
 
-    leaks = {secret: holding(files, secret) for secret in SECRETS}
-    assert {secret: found for secret, found in leaks.items() if found} == {}
+    assert leaks(files) == {}
+    assert leaks(answers) == {}
+    assert (
+        holding(answers, "Rotate it soon")
+        and holding(answers, "[REDACTED:jwt]")
+        and holding(answers, "[REDACTED:iban]")
+    )
     # The user's notes are theirs: the index never rewrites them.
-    assert all(secret in sources[0].read_text(encoding="utf-8") for secret in (AWS_NAMED, HEADING_SECRET))
+    assert all(secret in notes[0].read_text(encoding="utf-8") for secret in (AWS_NAMED, HEADING_SECRET))
+    assert sessions[1].is_file()  # kept, and read above as the pipeline rewrote it

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from companion.embedding.tokens import TokenCounter
-from companion.recall.context import AssembledContext, ContextError, Piece, PieceKind, assemble, render
+from companion.errors import ContextError
+from companion.recall.context import AssembledContext, Piece, PieceKind, assemble, render
 
 SECTIONS: tuple[PieceKind, ...] = ("policy", "instruction", "message", "summary", "recent", "entity", "turn")
 TRIMMED: tuple[PieceKind, ...] = ("turn", "entity", "recent", "summary")
@@ -314,3 +315,27 @@ def test_blank_pieces_are_ignored() -> None:
         ("entity", "e"),
     ]
     assert result.dropped == ()
+
+
+def test_every_piece_is_redacted_before_the_budget_is_held(counter: TokenCounter) -> None:
+    secret = "sk-ant-api03-" + "ContextPiece7Key9Value3xyz"
+    recent = [Piece("recent", f"- 2026-03-01 10:00 set up the bot with {secret}", 1.0, "s.md")]
+    entities = [Piece("entity", "[[Bank]]\nThe rent IBAN is DE89 3704 0044 0532 0130 00.", 1.0, "Bank.md")]
+    turns = [Piece("turn", "user: the wifi password is hunter2-turn-77", 1.0, "t.md")]
+    for budget in (10_000, 60):
+        built = assemble(
+            policy="Use the notes.",
+            instruction="Answer briefly.",
+            message=f"my key is {secret}",
+            summary="The PIN is 60418273.",
+            budget=budget,
+            count=counter,
+            recent=recent,
+            entities=entities,
+            turns=turns,
+        )
+        shown = built.text + "".join(p.text for p in (*built.pieces, *built.dropped))
+        assert not [s for s in (secret, "DE89 3704", "hunter2-turn-77", "60418273") if s in shown], shown
+        assert built.tokens == counter(built.text) <= budget
+        if budget == 10_000:
+            assert "[REDACTED:iban]" in built.text and not built.dropped
