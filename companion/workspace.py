@@ -17,7 +17,7 @@ from pathlib import Path
 from companion.config import CompanionConfig, load_config
 from companion.embedding.providers import Embedder, embedder_from_config
 from companion.errors import IndexLockedError, StoreError
-from companion.locations import DataPaths, vault_data_dir
+from companion.locations import DataPaths, keep_private, private_file, private_folder, vault_data_dir
 from companion.recall.access import AccessLog
 from companion.recall.engine import Recall
 from companion.secrets import RULES_VERSION
@@ -81,6 +81,9 @@ class Workspace:
         location = locate_vault(None if vault is None else str(vault), os.environ if environ is None else environ)
         config = load_config(location.path)
         data = vault_data_dir(location.path, None if data_dir is None else str(data_dir))
+        # The index holds every note's text: a data directory left open to other users is closed again here.
+        keep_private(data.parent)  # `vaults`, the companion's own folder of every vault's data
+        keep_private(data)
         url = chroma_url or config.store.chroma_url
         return cls(location=location, config=config, data_dir=data, chroma_url=url, embedder_override=embedder)
 
@@ -155,6 +158,7 @@ class Workspace:
                 f"The vector store folder {self.paths.chroma} is missing while the index lists chunks: "
                 "run `companion index` to embed them again."
             )
+        private_folder(self.paths.chroma)  # Chroma's own files take the umask's mode: the folder keeps others out
         embedder = self.embedder()
         store = VectorStore(model_id=embedder.model_id, dim=embedder.dim, path=self.paths.chroma)
         if self.store_write_batch:
@@ -233,11 +237,18 @@ class Workspace:
             manifest.reread()
         manifest.set_meta("redaction", RULES_VERSION)
         if own_connections:
-            access = AccessLog(self.paths.access)
+            access = AccessLog(self._private(self.paths.access))
             vault = ObsidianVault(self.root, self.config)
             manifest = Manifest(self.paths.manifest)
             return Indexer(vault, manifest, self.chunker, self.embedder, self.store, on_moved=access.rename)
         return Indexer(self.vault, manifest, self.chunker, self.embedder, self.store, on_moved=self.access_log().rename)
+
+    def _private(self, path: Path) -> Path:
+        """`path`, a database file of the data directory, created private (mode 600 in a folder of mode 700) when
+        missing."""
+        private_folder(self.data_dir)
+        private_file(path)
+        return path
 
     def _wipe(self) -> None:
         """Delete this vault's index files, even unreadable ones (a rebuild must work on a corrupt index)."""
@@ -277,7 +288,7 @@ class Workspace:
     def access_log(self) -> AccessLog:
         """Access statistics of this vault's notes (kept in the data directory, never in notes)."""
         if self._access is None:
-            self._access = AccessLog(self.paths.access)
+            self._access = AccessLog(self._private(self.paths.access))
         return self._access
 
     def recall(self) -> Recall:

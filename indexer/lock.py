@@ -18,7 +18,7 @@ from pathlib import Path
 from types import TracebackType
 
 from companion.errors import IndexLockedError
-from companion.locations import DataPaths
+from companion.locations import PRIVATE_FILE_MODE, DataPaths, private_folder
 
 
 class WriterLock:
@@ -33,8 +33,8 @@ class WriterLock:
 
     def acquire(self) -> None:
         """Take the lock or raise `IndexLockedError` naming the process that holds it."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        private_folder(self.path.parent)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -76,8 +76,8 @@ class WriterLock:
         than later in a background thread.
         """
         path = DataPaths(data_dir).writer_lock
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o644))
+        private_folder(path.parent)
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE))
 
     @staticmethod
     def held(data_dir: Path) -> bool:

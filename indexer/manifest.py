@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.errors import StoreError
+from companion.locations import private_file, private_folder
 from companion.recall.language import language_of
 from companion.recall.scope import COLUMN_FIELDS, Scope
 from companion.sqlrows import rows_in
@@ -87,9 +88,14 @@ CREATE INDEX IF NOT EXISTS unembedded_path ON unembedded(path);
 CREATE TABLE IF NOT EXISTS aliases (key TEXT NOT NULL, path TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS aliases_key ON aliases(key);
 CREATE INDEX IF NOT EXISTS aliases_path ON aliases(path);
+"""
+FULLTEXT_SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, body, tokenize = 'porter unicode61');
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_terms USING fts5vocab(fts, 'row');
 """
+"""The full-text index (one row per note, under the note's id: its title and text) and its list of words; the
+repair of a damaged one creates them again (`indexer.fulltext`)."""
+_SCHEMA += FULLTEXT_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -266,7 +272,10 @@ class Manifest:
         self.path = path
         self._own_writes = 0
         self._stemmer_ready = False
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # The full-text index holds every note's text: only this user may open it (SQLite's `-wal` and `-shm`
+        # files take the database file's mode).
+        private_folder(path.parent)
+        private_file(path)
         try:
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")

@@ -79,10 +79,10 @@ class StoreOwner:
             with self._state:
                 self._lock = lock
                 self._remote = None
-            server = StoreServer(self.data_dir, self._serving, self._hand_over, lock.purpose)
             try:
+                server = StoreServer(self.data_dir, self._serving, self._hand_over, lock.purpose)
                 server.start()
-            except OSError as exc:  # the store still works for this process; others answer from words only
+            except (OSError, StoreUnavailable) as exc:  # the store still works here; others answer from words only
                 log.warning("cannot serve the index to other processes: %s", exc)
                 return
             with self._state:

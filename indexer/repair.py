@@ -1,5 +1,5 @@
 """Finding and mending damage to a vault's index: missing, orphaned or unreadable vectors, damaged vector-index
-files, and an unreadable access-statistics store.
+files, a full-text index that does not match the notes, and an unreadable access-statistics store.
 
 `companion doctor` checks for real (every vector read back); `companion index` mends before it syncs, re-embedding
 only the chunks that were lost where it can: their ids go into the manifest's journal, so the sync that follows
@@ -8,6 +8,7 @@ drops them and embeds their notes' missing chunks again, as after an interrupted
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import logging
@@ -20,10 +21,12 @@ from typing import Protocol
 
 from companion.atomic import write_atomic
 from companion.errors import IndexLockedError, StoreError, says_disk_full
-from companion.locations import DataPaths
+from companion.locations import DataPaths, private_folder
+from indexer import fulltext
 from indexer.manifest import Manifest
 from indexer.remote import StoreUnavailable
-from indexer.store import StoreHealth, damaged_files
+from indexer.store import StoreHealth
+from indexer.storefiles import damaged_files
 
 log = logging.getLogger(__name__)
 
@@ -69,25 +72,44 @@ def sqlite_damage(path: Path) -> str | None:
     return "; ".join(problems[:3]) or None
 
 
-def record_damage(paths: DataPaths, ids: Sequence[str], whole: str | None = None) -> None:
-    """Remember chunk ids found unreadable (or, with `whole`, why the store as a whole failed its check), for the
-    next `companion index`; nothing is written when nothing was found."""
+def record_damage(
+    paths: DataPaths, ids: Sequence[str], whole: str | None = None, *, fulltext: str | None = None
+) -> None:
+    """Remember chunk ids found unreadable (or, with `whole`, why the store as a whole failed its check), and with
+    `fulltext` why the full-text index failed FTS5's own check (too slow for every `companion index` to make), for
+    the next `companion index`; kept beside what an earlier check left; nothing is written when nothing was found."""
+    if not (ids or whole or fulltext):
+        return
+    record = _record(paths)
     if ids or whole:
-        paths.root.mkdir(parents=True, exist_ok=True)
-        write_atomic(paths.damage, json.dumps({"ids": sorted(ids), "whole": whole}).encode("utf-8"))
+        record.update({"ids": sorted(ids), "whole": whole})
+    if fulltext:
+        record["fulltext"] = fulltext
+    private_folder(paths.root)
+    write_atomic(paths.damage, json.dumps(record).encode("utf-8"))
 
 
-def recorded_damage(paths: DataPaths) -> tuple[list[str], str | None]:
-    """The chunk ids and the reason `record_damage` left (an unreadable record counts as none)."""
+def _record(paths: DataPaths) -> dict[str, object]:
+    """What `record_damage` left (an unreadable record counts as none)."""
     try:
         data = json.loads(paths.damage.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return [], None
-    if not isinstance(data, dict):
-        return [], None
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def recorded_damage(paths: DataPaths) -> tuple[list[str], str | None]:
+    """The chunk ids and the reason `record_damage` left."""
+    data = _record(paths)
     ids = data.get("ids")
     whole = data.get("whole")
     return ([str(i) for i in ids] if isinstance(ids, list) else []), (str(whole) if whole else None)
+
+
+def recorded_fulltext_damage(paths: DataPaths) -> str | None:
+    """Why `doctor` found the full-text index damaged, if it recorded that."""
+    reason = _record(paths).get("fulltext")
+    return str(reason) if reason else None
 
 
 def set_aside(path: Path) -> Path:
@@ -113,7 +135,9 @@ def mend(
 
     Damaged vector-index files drop every vector (nothing in them can be trusted) and queue every chunk; a store
     holding other ids than the manifest loses its orphans and queues its missing chunks; chunks `doctor` found
-    unreadable are queued; a damaged access store is set aside. The sync that follows embeds what was queued.
+    unreadable are queued; full-text rows missing or wrong are removed and their notes marked to be read again (a
+    full-text table that is missing or damaged is created again, and every note read again); a damaged access store
+    is set aside. The sync that follows embeds what was queued and reads what was marked.
     """
     actions: list[str] = []
     # Every id is read only when the counts disagree (a catch-up runs this often); chunks still queued for embedding
@@ -127,7 +151,7 @@ def mend(
         return ids
 
     requeue: set[str] = set()
-    problems = damaged_files(paths.chroma) if embedded else []
+    problems = damaged_files(paths.chroma, deep=full) if embedded else []
     recorded, whole = recorded_damage(paths)
     if whole and embedded and not problems:
         problems = [f"doctor found: {whole}"]
@@ -175,6 +199,7 @@ def mend(
             actions.append(f"{len(damaged)} chunks doctor found unreadable are embedded again")
     if requeue:
         manifest.journal(sorted(requeue))
+    actions += _mend_fulltext(manifest, full=full, recorded=recorded_fulltext_damage(paths))
     paths.damage.unlink(missing_ok=True)
     reason = sqlite_damage(paths.access)
     if reason is not None:
@@ -187,6 +212,18 @@ def mend(
     for line in actions:
         log.warning("repair: %s", line)
     return Mended(actions, len(requeue))
+
+
+def _mend_fulltext(manifest: Manifest, *, full: bool, recorded: str | None) -> list[str]:
+    """Check the full-text index against the notes (counts only, unless `full` or something is found) and mend it:
+    the notes whose rows are missing or wrong are read again by the sync that follows."""
+    with manifest.transaction() as db:
+        health = fulltext.quick_health(db)
+        if full or recorded or not health.healthy:
+            health = fulltext.full_health(db)
+        if recorded and not health.broken:
+            health = dataclasses.replace(health, broken=recorded)
+        return fulltext.mend(db, health)
 
 
 def _not_damage(exc: BaseException) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import shutil
-import struct
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,8 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.errors import ConfigError, ModelError, StoreError
+from companion.locations import private_folder
+from indexer.storefiles import damaged_files
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,6 @@ SEARCH_EF = 400
 SERVER_TIMEOUT_S = 30.0
 """How long any call to a Chroma server may take before it fails with a message naming the server."""
 _CONNECT_TIMEOUT_S = 5.0
-_HNSW_HEADER = struct.Struct("<IQQQQQQiIQQQdQ")  # the layout of Chroma's header.bin (hnswlib's index header)
 
 
 @dataclass(frozen=True)
@@ -80,43 +80,6 @@ class StoreHealth:
             unreadable=[str(i) for i in data["unreadable"]],
             search_error=data.get("search_error"),
         )
-
-
-def damaged_files(path: Path) -> list[str]:
-    """What is wrong with the vector-index files of an embedded store, checked before Chroma loads them.
-
-    Chroma's native code trusts these files: a truncated header aborts the whole process (heap corruption), which
-    no exception handler can catch. Each segment folder's header must be whole and the data and length files as
-    long as the header says. Returns one line per problem; empty when the files look sound.
-    """
-    problems: list[str] = []
-    if not path.is_dir():
-        return problems
-    for folder in sorted(p for p in path.iterdir() if p.is_dir()):
-        names = {"header.bin", "data_level0.bin", "length.bin", "link_lists.bin"}
-        present = {n for n in names if (folder / n).is_file()}
-        if not present:
-            continue  # not a vector-index segment (or one never written)
-        for name in sorted(names - present):
-            problems.append(f"{folder.name}/{name} is missing")
-        if "header.bin" not in present:
-            continue
-        try:
-            header = (folder / "header.bin").read_bytes()
-            sizes = {n: (folder / n).stat().st_size for n in present}
-        except OSError as exc:
-            problems.append(f"{folder.name}: unreadable ({exc.strerror or exc})")
-            continue
-        if len(header) != _HNSW_HEADER.size:
-            problems.append(f"{folder.name}/header.bin is {len(header)} bytes, not {_HNSW_HEADER.size}")
-            continue
-        fields_ = _HNSW_HEADER.unpack(header)
-        count, per_element = fields_[3], fields_[4]
-        expect = {"data_level0.bin": count * per_element, "length.bin": count * 4}
-        for name, size in expect.items():
-            if name in sizes and sizes[name] < size:
-                problems.append(f"{folder.name}/{name} is {sizes[name]} bytes, expected {size}")
-    return problems
 
 
 def check_server(url: str, timeout: float = _CONNECT_TIMEOUT_S) -> None:
@@ -179,7 +142,7 @@ class VectorStore:
             check_server(str(url))
         try:
             if path is not None:
-                path.mkdir(parents=True, exist_ok=True)
+                private_folder(path)
                 self._client = chromadb.PersistentClient(path=str(path), settings=settings)
                 name = "chunks"
             else:

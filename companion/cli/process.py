@@ -21,7 +21,7 @@ from companion.cli.args import add_vault_arguments
 from companion.cli.output import print_json
 from companion.config import load_config_file
 from companion.errors import CompanionError, IndexLockedError, ProcessStopped
-from companion.locations import DataPaths, config_path, vault_data_dir
+from companion.locations import DataPaths, config_path, private_folder, vault_data_dir
 from companion.pipeline import progress
 from companion.pipeline.run import AgentReport, process_vault
 from companion.recall.scope import parse_as_of
@@ -62,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
     moment = parse_as_of(args.as_of)
     now = datetime.now(UTC) if moment is None else moment.astimezone()
     data_dir = vault_data_dir(root, args.data_dir)
+    if not args.dry_run:
+        # The run records what it forwarded and audits itself there: a data directory it cannot write must stop it
+        # before any log is touched, not after the log was rewritten.
+        private_folder(data_dir)
     audit = AuditLog(data_dir)
     reports = process_vault(
         root,

@@ -19,6 +19,7 @@ from pathlib import Path
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from companion.errors import ConfigError
+from companion.locations import private_folder
 
 SHOW_TOKEN = "companion mcp --show-token"
 """The command that prints the token (with the server's --vault and --data-dir)."""
@@ -32,7 +33,7 @@ def load_token(path: Path) -> str:
         pass
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the bearer token ({exc.strerror})") from exc
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     # Written whole to a private temporary file, then linked into place: a reader never sees a half-written token,
     # and of two servers starting at once the second finds the first's token instead of replacing it.
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}")

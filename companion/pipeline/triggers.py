@@ -28,10 +28,10 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
-from companion.atomic import make_folders, write_atomic
+from companion.atomic import write_atomic
 from companion.config import CompanionConfig
 from companion.errors import CompanionError
-from companion.locations import TRIGGERS_STATE, DataPaths
+from companion.locations import TRIGGERS_STATE, DataPaths, private_folder
 from companion.pipeline.history import Source
 from companion.pipeline.run import plan_for
 from companion.specs import ProcessorSpec
@@ -145,7 +145,7 @@ class TriggerState:
                 for agent, keys in sorted(self.runs.items())
             },
         }
-        make_folders(self.path.parent)
+        private_folder(self.path.parent)
         write_atomic(self.path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
 
 

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from companion.errors import StoreError
+from companion.locations import private_file, private_folder
 from companion.recall.decay import AccessStats
 from companion.sqlrows import rows_in
 
@@ -29,7 +30,8 @@ class AccessLog:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(path.parent)
+        private_file(path)  # access times say which notes were read: this user's only
         try:
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5)
             self._db.execute("PRAGMA journal_mode=WAL")

@@ -15,6 +15,7 @@ from companion.curation.plans import Plan
 from companion.curation.queue import review_queue
 from companion.curation.suggestions import KINDS, Suggestion
 from companion.errors import CurationError, NotFoundError
+from companion.locations import private_folder
 from companion.review.gather import VectorCache, gather
 from companion.workspace import Workspace
 
@@ -85,7 +86,7 @@ class Review:
             skipped = self.skipped()
             skipped[suggestion.id] = suggestion.fingerprint
             path = self.ws.paths.review
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(path.parent)
             write_atomic(path, json.dumps(skipped, indent=0, sort_keys=True).encode("utf-8"))
 
     def plan(self, suggestion: Suggestion) -> Plan:

@@ -31,7 +31,7 @@ from typing import Any
 
 from companion.atomic import fsync_dir, make_folders, write_atomic
 from companion.errors import CurationError
-from companion.locations import DataPaths
+from companion.locations import DataPaths, private_folder
 
 _SHA = re.compile(r"[0-9a-f]{64}")
 _MODE = re.compile(r"[0-7]{3,4}")
@@ -123,6 +123,7 @@ class AuditLog:
                 return sha
         except FileNotFoundError:
             pass
+        private_folder(self.folder)  # the copies of notes: only this user may read them
         make_folders(self.blob_folder)
         write_atomic(path, content)
         return sha
@@ -183,7 +184,7 @@ class AuditLog:
             folders=tuple(folders),
         )
         line = json.dumps(_to_json(entry), ensure_ascii=False, separators=(",", ":")) + "\n"
-        make_folders(self.folder)
+        private_folder(self.folder)
         created = not self.log_path.exists()
         data = line.encode("utf-8")
         if not created and not self._ends_with_newline():

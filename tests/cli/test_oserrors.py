@@ -147,7 +147,7 @@ def test_a_full_disk_while_archiving_names_the_file_and_writes_nothing(
     data = tmp_path / "data"
     code, out, err = run(capsys, "process", "--vault", str(vault), "--data-dir", str(data), "--as-of", AS_OF, "--json")
     assert code == STORAGE, err
-    assert_one_clear_line(err, "no space left on the device holding", str(vault), "nothing was half-written")
+    assert_one_clear_line(err, "no space left on the device holding", str(vault), "Done for sentinel: nothing.")
     assert str(json_error(out)["path"]).startswith(str(vault / "cold-storage"))
     assert file_tree(vault) == before  # no archive, no temporary file, the log as it was
 
