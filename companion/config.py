@@ -220,6 +220,24 @@ class AgentWritesConfig:
 
 
 @dataclass(frozen=True)
+class ImportsConfig:
+    """Where `companion import` puts the sessions of agents that keep them outside the vault (Claude Code, Codex CLI,
+    Gemini CLI)."""
+
+    folder: str = "Agents/{agent}/{project}"
+    """The vault folder of the imported conversation notes; `{agent}` becomes `claude-code`, `codex` or `gemini`,
+    `{project}` the name of the folder the agent worked in."""
+
+    def __post_init__(self) -> None:
+        parts = [part for part in self.folder.replace("\\", "/").split("/") if part not in ("", ".")]
+        if not parts or self.folder.startswith(("/", "~")) or any(p == ".." or p.startswith(".") for p in parts):
+            raise ValueError(
+                f"folder: {self.folder!r} must be a visible folder inside the vault, such as "
+                "Agents/{agent}/{project}"
+            )
+
+
+@dataclass(frozen=True)
 class CompanionConfig:
     """Everything `.companion/companion.yaml` can say; a missing file means these defaults."""
 
@@ -243,6 +261,8 @@ class CompanionConfig:
     """Per-agent overrides by agent name: a processor list replacing the default one, `allow_data_loss`."""
     agent_writes: AgentWritesConfig = field(default_factory=AgentWritesConfig)
     """What agents may write through the agent API and the MCP server."""
+    imports: ImportsConfig = field(default_factory=ImportsConfig)
+    """Where `companion import` writes the agents' imported sessions."""
 
     @property
     def max_note_bytes(self) -> int:

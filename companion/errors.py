@@ -151,6 +151,12 @@ class AgentInputError(CompanionError):
         super().__init__(f"{field}: {message}")
 
 
+class SessionImportError(CompanionError):
+    """`companion import` has no sessions to read: the agent's folder (or the `--source` given) does not exist."""
+
+    exit_code = 10
+
+
 class StorageError(CompanionError):
     """The operating system refused a file operation: no permission, no space left, a name too long, a read-only disk.
 
