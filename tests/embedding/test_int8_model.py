@@ -72,11 +72,18 @@ def test_int8_vectors_stay_close_to_the_reference(roots: tuple[Path, Path]) -> N
     assert model.model_id == INT8_MODEL_ID
     got = model.embed(texts)
     cosines = (got * expected).sum(axis=1)
-    assert cosines.min() > 0.97, cosines
+    # The int8 kernels differ by processor: with VNNI every cosine was above 0.97; without it (AVX2 only), where
+    # pairs of products are added in 16 bits, the lowest was 0.966 for the same graph.
+    assert cosines.min() > 0.96, cosines
+    assert cosines.mean() > 0.98, cosines
     # Close, but a different model: the float vectors are not reproduced exactly.
     assert cosines.max() < 0.99999
-    # Which reference text is nearest to which is the float model's.
-    assert ((got @ got.T).argsort(axis=1)[:, -2] == (expected @ expected.T).argsort(axis=1)[:, -2]).mean() >= 0.9
+    # The reference texts' pairs are ordered by similarity as the float model orders them (a rank correlation over
+    # all 78 pairs; which single text is second nearest flips between near ties).
+    pairs = np.triu_indices(len(texts), 1)
+    ranks_got = (got @ got.T)[pairs].argsort().argsort()
+    ranks_expected = (expected @ expected.T)[pairs].argsort().argsort()
+    assert np.corrcoef(ranks_got, ranks_expected)[0, 1] > 0.97
 
 
 def test_the_config_chooses_the_int8_model() -> None:
