@@ -227,6 +227,11 @@ class ImportsConfig:
     folder: str = "Agents/{agent}/{project}"
     """The vault folder of the imported conversation notes; `{agent}` becomes `claude-code`, `codex` or `gemini`,
     `{project}` the name of the folder the agent worked in."""
+    follow: tuple[Literal["claude-code", "codex", "gemini"], ...] = ()
+    """Agents whose sessions are imported as they are written, by `companion index --watch` and by the app while it
+    indexes: each one's own sessions folder is watched (Claude Code: ~/.claude/projects, Codex CLI: $CODEX_HOME/sessions
+    or ~/.codex/sessions, Gemini CLI: ~/.gemini/tmp), everything new is imported once at start, and a session that
+    changes has its note rewritten within seconds. Such as `[claude-code, codex]`; none by default."""
 
     def __post_init__(self) -> None:
         parts = [part for part in self.folder.replace("\\", "/").split("/") if part not in ("", ".")]
@@ -235,6 +240,9 @@ class ImportsConfig:
                 f"folder: {self.folder!r} must be a visible folder inside the vault, such as "
                 "Agents/{agent}/{project}"
             )
+        twice = sorted({agent for agent in self.follow if self.follow.count(agent) > 1})
+        if twice:
+            raise ValueError(f"follow: {', '.join(twice)} is named more than once; name each agent once")
 
 
 @dataclass(frozen=True)

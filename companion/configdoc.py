@@ -110,6 +110,8 @@ def _kind(hint: Any) -> str:
         item = args[0]
         if typing.get_origin(item) in (types.UnionType, typing.Union):
             return "a list of processors, each a mapping with its `type` (see the processor sections)"
+        if typing.get_origin(item) is Literal:
+            return "a list, each item one of " + ", ".join(f"`{arg}`" for arg in typing.get_args(item))
         return f"a list of {_plural(item)}"
     return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}.get(hint, str(hint))
 

@@ -10,19 +10,23 @@ import sys
 import threading
 from datetime import datetime
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from companion.cli.args import add_vault_arguments, open_workspace
 from companion.cli.output import JsonProgress, ProgressBar, print_json
 from companion.errors import CompanionError
 from companion.locations import config_path
 from companion.pipeline.autorun import INTERVAL_S, AutoProcessor
+from companion.pipeline.imports.run import AGENT_NAMES
 from companion.pipeline.run import AgentReport
 from companion.pipeline.triggers import Due
 from companion.words import counted
 from companion.workspace import Workspace
 from indexer.repair import Mended
 from indexer.sync import Indexer, IndexReport
+
+if TYPE_CHECKING:
+    from companion.pipeline.imports.follow import Followed, ImportFollower
 
 log = logging.getLogger("companion.index")
 
@@ -128,6 +132,46 @@ def _auto_processor(ws: Workspace, as_json: bool, interval_s: float, emit: threa
     )
 
 
+def _import_follower(ws: Workspace, as_json: bool, emit: threading.Lock) -> ImportFollower | None:
+    """The thread importing the sessions of the agents `imports.follow` names; their notes reach the index through
+    the note watcher, like any other note."""
+    if not ws.config.imports.follow:
+        return None
+    from companion.pipeline.imports.follow import ImportFollower  # deferred: watchfiles is only needed here
+
+    def on_import(done: Followed) -> None:
+        written = done.report.written
+        with emit:
+            if as_json:
+                print_json(
+                    {
+                        "event": "imported",
+                        "agent": done.agent,
+                        "catch_up": done.catch_up,
+                        "notes": written,
+                        "problems": list(done.problems),
+                    }
+                )
+                return
+            if written:
+                shown = ", ".join(written[:3]) + (f" and {len(written) - 3} more" if len(written) > 3 else "")
+                log.info("imported %s from %s: %s", counted(len(written), "note"), AGENT_NAMES[done.agent], shown)
+            for problem in done.problems:
+                log.warning("import of %s: %s", AGENT_NAMES[done.agent], problem)
+
+    def on_error(agent: str, exc: Exception) -> None:
+        what = f"import of {AGENT_NAMES[agent]}" if agent else "watch of the agents' sessions"
+        with emit:
+            if as_json:
+                print_json({"event": "import_error", "agent": agent or None, "error": str(exc)})
+            elif isinstance(exc, CompanionError | OSError):
+                log.error("%s: %s (tried again on the next change)", what, exc)
+            else:
+                log.error("%s failed (tried again on the next change)", what, exc_info=exc)
+
+    return ImportFollower(ws.root, ws.data_dir, ws.config.imports, on_import=on_import, on_error=on_error)
+
+
 def _watch(ws: Workspace, indexer: Indexer, as_json: bool, trigger_interval_s: float = INTERVAL_S) -> int:
     from indexer.watcher import watch  # deferred: watchfiles is only needed here
 
@@ -144,6 +188,7 @@ def _watch(ws: Workspace, indexer: Indexer, as_json: bool, trigger_interval_s: f
     total = IndexReport()
 
     auto = _auto_processor(ws, as_json, trigger_interval_s, emit)
+    follower = _import_follower(ws, as_json, emit)
 
     def on_batch(report: IndexReport, events: int) -> None:
         total.merge(report)
@@ -163,6 +208,8 @@ def _watch(ws: Workspace, indexer: Indexer, as_json: bool, trigger_interval_s: f
 
     if auto is not None:
         auto.start()
+    if follower is not None:
+        follower.start()
     try:
         while not stop.is_set():
             try:
@@ -173,6 +220,8 @@ def _watch(ws: Workspace, indexer: Indexer, as_json: bool, trigger_interval_s: f
                 log.error("%s (retrying in %.0f s)", exc, RETRY_S)
                 stop.wait(RETRY_S)
     finally:
+        if follower is not None and not follower.stop():
+            log.warning("an import is still going; it is left to finish or be cut (every note is written whole)")
         if auto is not None and not auto.stop():
             log.warning("a session-history run is still going; it is left to finish or be cut (logs stay whole)")
     if as_json:

@@ -12,15 +12,20 @@ import gc
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from companion.errors import CompanionError, IndexLockedError
+from companion.pipeline.imports.run import AGENT_NAMES
 from companion.tui.messages import IndexChanged, IndexStatus, Notice
 from companion.words import counted
 from companion.workspace import Workspace
 from indexer.lock import WriterLock
 from indexer.sync import Indexer, IndexReport
+
+if TYPE_CHECKING:
+    from companion.pipeline.imports.follow import Followed, ImportFollower
 
 RETRY_S = 5.0  # after a failed index write, before the next catch-up
 FOLLOW_S = 1.0  # how often an attached app looks for another process's writes
@@ -64,6 +69,8 @@ class IndexKeeper:
         self._frozen = False
         self._sessions_touched = False  # a batch's events reached the session summaries (see `_saw`)
         self._sessions_prefix = workspace.config.sessions.folder.strip("/") + "/"
+        self.follower: ImportFollower | None = None
+        """The thread following the agents' sessions (`imports.follow`) while the app writes the index."""
 
     def stop(self) -> None:
         """Ask the worker to end (it checks between chunks and file events, within a fraction of a second)."""
@@ -123,6 +130,7 @@ class IndexKeeper:
 
         with self.lock:  # the meta checks use the readers' connection
             indexer = self.workspace.indexer(own_connections=True)
+        follower = self._import_follower()
         # The indexer writes through its own connection, so recalls (knob presses) never wait for a batch. The catch-up
         # is the watcher's own first sync, made once the OS watch is live: one walk of the vault, and no change
         # between the two is missed.
@@ -144,6 +152,8 @@ class IndexKeeper:
                     gc.freeze()
                 self._after_batch(indexer, IndexReport())
 
+            if follower is not None:
+                follower.start()
             while not self._stop.is_set():
                 try:
                     watch(
@@ -158,7 +168,32 @@ class IndexKeeper:
                 except CompanionError as exc:
                     self._failed(exc)
         finally:
+            if follower is not None:
+                follower.stop()
             indexer.manifest.close()
+
+    def _import_follower(self) -> ImportFollower | None:
+        """The thread importing the sessions of the agents `imports.follow` names, while the app writes the index;
+        the notes it writes reach the index through the app's note watcher. Only a new problem or a failure is
+        told, and the import at start when it wrote notes, not each rewrite of a running session's note."""
+        ws = self.workspace
+        if not ws.config.imports.follow:
+            return None
+        from companion.pipeline.imports.follow import ImportFollower  # deferred, as the note watcher is
+
+        def on_import(done: Followed) -> None:
+            name = AGENT_NAMES[done.agent]
+            for problem in done.problems:
+                self._post(Notice(problem, title=f"import of {name}", severity="warning"))
+            if done.catch_up and done.report.written:
+                self._post(Notice(f"{counted(len(done.report.written), 'session')} imported", title=name))
+
+        def on_error(agent: str, exc: Exception) -> None:
+            what = f"import of {AGENT_NAMES[agent]}" if agent else "watch of the agents' sessions"
+            self._post(Notice(f"{exc} (tried again on the next change)", title=f"{what} failed", severity="error"))
+
+        self.follower = ImportFollower(ws.root, ws.data_dir, ws.config.imports, on_import=on_import, on_error=on_error)
+        return self.follower
 
     def _after_batch(self, indexer: Indexer, report: IndexReport) -> None:
         """Say what a sync or a batch of file events did, and recall again if the index changed."""

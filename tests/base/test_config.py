@@ -272,3 +272,25 @@ def test_max_note_mb_out_of_range_gets_one_message(tmp_path: Path, value: str) -
     message = error_for(tmp_path, f"index:\n  include: ['**/*.md']\n  max_note_mb: {value}\n")
     assert "companion.yaml, line 3: index.max_note_mb: expected a positive number (more than 0), got " in message
     assert "(or 0)" not in message and "skipped" in message
+
+
+def test_imports_follow_names_the_agents_to_follow(tmp_path: Path) -> None:
+    write_config(tmp_path, "imports:\n  follow: [claude-code, gemini]\n")
+    assert load_config(tmp_path).imports.follow == ("claude-code", "gemini")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "imports:\n  follow: [claude]\n",
+            "imports.follow: expected one of 'claude-code', 'codex', 'gemini', got 'claude'",
+        ),
+        ("imports:\n  follow: codex\n", "imports.follow: expected a list of strings"),
+        ("imports:\n  follow: [codex, codex]\n", "imports.follow: codex is named more than once"),
+    ],
+)
+def test_imports_follow_errors_name_the_key(tmp_path: Path, text: str, expected: str) -> None:
+    message = error_for(tmp_path, text)
+    assert "companion.yaml, line 2:" in message
+    assert expected in message

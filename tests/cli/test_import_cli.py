@@ -95,3 +95,14 @@ def test_an_imported_session_is_recalled_by_a_paraphrase(
     assert code == 0, err
     first = json.loads(out)["results"][0]
     assert first["path"].startswith("Imported/codex/")
+
+
+def test_the_import_bench_imports_generated_sessions_once_then_only_the_grown_one(tmp_path: Path) -> None:
+    from companion.cli.bench.imports import import_speed
+
+    result = import_speed(tmp_path / "bench", sessions=6, turns=3)
+    assert result["sessions"] == 6 and result["again_not_read"] == 6
+    assert result["one_session_grown_written"] == 1
+    assert result["transcripts_mb"] > 0 and result["sessions_per_s"] > 0
+    notes = sorted((tmp_path / "bench" / "vault").rglob("*.md"))
+    assert len(notes) == 6 and "ROUND_HALF_UP" in notes[0].read_text(encoding="utf-8")

@@ -18,6 +18,7 @@ from typing import Any
 from companion.cli.bench.app import tui, tui_while_indexing
 from companion.cli.bench.bigvault import big_vault
 from companion.cli.bench.common import cpus
+from companion.cli.bench.imports import import_speed
 from companion.cli.bench.indexing import cold_build, restart, save_to_searchable
 from companion.cli.bench.mcp import disclosure, mcp
 from companion.cli.bench.models import int8_model
@@ -36,6 +37,7 @@ MEASURES = (
     "tui",
     "tui-indexing",
     "process",
+    "import",
     "mcp",
     "review",
     "int8",
@@ -78,6 +80,8 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--history-days", type=int, default=21, help="days of heartbeat history (144 entries a day)")
     p.add_argument("--entry-kb", type=int, default=154, help="size of one heartbeat entry in KB (a busy agent's: ~154)")
+    p.add_argument("--import-sessions", type=int, default=200, help="generated Claude Code sessions to import")
+    p.add_argument("--import-turns", type=int, default=40, help="exchanges in each generated session")
     p.add_argument("--mcp-notes", type=int, default=10_000, help="notes behind the MCP server (hashing embedder)")
     p.add_argument("--review-notes", type=int, default=10_000, help="ordinary notes of the review queue's vault")
     p.add_argument("--int8-notes", type=int, default=300, help="conversation notes the two models embed (int8)")
@@ -125,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
             results["review"] = review(work / "review", args.review_notes)
         if "process" in only:
             results["process"] = process_history(work / "process", args.history_days, args.entry_kb)
+        if "import" in only:
+            results["import"] = import_speed(work / "import", args.import_sessions, args.import_turns)
         if "int8" in only:
             results["int8_model"] = int8_model(work / "int8", args.int8_notes, args.int8_long_notes)
         if "bigvault" in only:

@@ -119,6 +119,10 @@ def timestamp(value: Any) -> datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
+INCOMPLETE_LINE = "the last line is incomplete (the agent may still be writing it); it is read by the next import"
+"""What a transcript's unfinished last line is reported as: no damage while the agent is writing it."""
+
+
 def read_jsonl(path: Path, problems: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Each JSON object of a transcript with its line number; what cannot be read goes to `problems`, naming the
     file and the line, and reading goes on."""
@@ -142,10 +146,7 @@ def read_jsonl(path: Path, problems: list[str]) -> Iterator[tuple[int, dict[str,
             if isinstance(record, dict):
                 yield number, record
             elif not raw.endswith(b"\n") and record is None:
-                problems.append(
-                    f"{path}, line {number}: the last line is incomplete (the agent may still be writing it); it is "
-                    "read by the next import"
-                )
+                problems.append(f"{path}, line {number}: {INCOMPLETE_LINE}")
             else:
                 what = "not JSON" if record is None else "not a JSON object"
                 problems.append(f"{path}, line {number}: {what}; the line was skipped")
