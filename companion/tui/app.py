@@ -403,12 +403,13 @@ class CompanionApp(App[int]):
             note, problem = None, exc.reason
         self.post_message(NoteRead(path, note, problem, refresh))
         with self._index_lock:
-            generation = self.workspace.manifest.generation()
-            stale = self._graph_cache is None or self._graph_cache[0] != generation
+            # The session summaries' links are read under the lock: the recall worker reads the same sessions folder.
+            key = (self.workspace.manifest.generation(), self.workspace.vault.session_links())
+            stale = self._graph_cache is None or self._graph_cache[0] != key
             records = self.workspace.manifest.notes() if stale else []
         if stale:
             # The vault walk (for attachments) runs outside the lock: recalls and knob presses never wait for it.
-            self._graph_cache = (generation, manifest_graph(records, self.workspace.vault.scan_all()))
+            self._graph_cache = (key, manifest_graph(records, self.workspace.vault.scan_all(), key[1]))
         assert self._graph_cache is not None
         graph = self._graph_cache[1]
         hood = Neighbourhood(
