@@ -402,9 +402,11 @@ class CompanionApp(App[int]):
         except NoteError as exc:
             note, problem = None, exc.reason
         self.post_message(NoteRead(path, note, problem, refresh))
+        # The session summaries' links (a stat per session, a read per changed one) are read outside the lock: the
+        # reader keeps them apart from the hot tier's sessions, so recalls and knob presses never wait for them.
+        sessions = self.workspace.vault.session_links()
         with self._index_lock:
-            # The session summaries' links are read under the lock: the recall worker reads the same sessions folder.
-            key = (self.workspace.manifest.generation(), self.workspace.vault.session_links())
+            key = (self.workspace.manifest.generation(), sessions)
             stale = self._graph_cache is None or self._graph_cache[0] != key
             records = self.workspace.manifest.notes() if stale else []
         if stale:

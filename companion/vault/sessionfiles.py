@@ -29,18 +29,18 @@ def session_files(
     for day, day_path in _day_folders(base, folder, since, problems):
         try:
             with os.scandir(day_path) as iterator:
-                names = sorted(e.name for e in iterator if not e.name.startswith(".") and e.name.endswith(".md"))
+                notes = [e for e in iterator if e.name.endswith(".md") and not e.name.startswith(".")]
         except OSError as exc:
             problems.append((f"{base}/{day}", f"cannot read folder: {exc.strerror or exc}"))
             continue
-        folder_text = str(day_path)
-        for name in names:
+        notes.sort(key=lambda e: e.name)
+        for entry in notes:
             try:
-                info = os.stat(os.path.join(folder_text, name))
+                info = entry.stat()
             except OSError as exc:  # a broken link, or a file saved away mid-scan: skip it alone
-                problems.append((f"{base}/{day}/{name}", f"cannot be read: {exc.strerror or exc}"))
+                problems.append((f"{base}/{day}/{entry.name}", f"cannot be read: {exc.strerror or exc}"))
                 continue
-            found.append((f"{base}/{day}/{name}", (info.st_mtime_ns, info.st_size, info.st_ctime_ns)))
+            found.append((f"{base}/{day}/{entry.name}", (info.st_mtime_ns, info.st_size, info.st_ctime_ns)))
     return found
 
 
