@@ -69,7 +69,7 @@ class AgentApi:
         self.record = record
         """Count what an agent uses as accessed (a note it reads, the notes a context includes); off for tools that
         only look. A search only lists, and counts nothing."""
-        self._graph: tuple[Hashable, VaultGraph] | None = None
+        self._graph: tuple[tuple[Hashable, dict[str, tuple[str, ...]]], VaultGraph] | None = None
         self.surfaced = Surfaced()
         """What `@1`, `@2`... and `@last` name now; a server with several clients keeps one per client and sets it
         before each call."""
@@ -164,7 +164,9 @@ class AgentApi:
         named = self._exact(query)
         centre = named[0] if named else self.resolve(query, "query")  # no note: the error names what to do
         near = self.link_graph().neighbours(centre, 2)
-        ranked = sorted((d, p) for p, d in near.items() if p != centre and p.endswith(".md"))
+        # A session summary is in the graph for its links, never a result: recall leaves sessions out too.
+        sessions = self._graph[0][1] if self._graph is not None else {}
+        ranked = sorted((d, p) for p, d in near.items() if p != centre and p.endswith(".md") and p not in sessions)
         return [self._found(p, 1.0 / d, mode) for d, p in ranked[:k]]
 
     def _exact(self, query: str) -> list[str]:
@@ -482,9 +484,10 @@ class AgentApi:
         return replace(assembled, pieces=pieces, dropped=dropped), counter
 
     def link_graph(self) -> VaultGraph:
-        """The vault's link graph from the index, rebuilt when the index changed (also how writes check links)."""
+        """The vault's link graph from the index and the session summaries' links, rebuilt when either changed (also
+        how writes check links)."""
         ws = self.workspace
-        generation = ws.manifest.generation()
-        if self._graph is None or self._graph[0] != generation:
-            self._graph = (generation, manifest_graph(ws.manifest.notes(), ws.vault.scan_all()))
+        key = (ws.manifest.generation(), ws.vault.session_links())
+        if self._graph is None or self._graph[0] != key:
+            self._graph = (key, manifest_graph(ws.manifest.notes(), ws.vault.scan_all(), key[1]))
         return self._graph[1]

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             graph = vault.graph()
         else:
             sync_first(ws, args)
-            graph = manifest_graph(ws.manifest.notes(), vault.scan_all())
+            graph = manifest_graph(ws.manifest.notes(), vault.scan_all(), vault.session_links())
         path = find_note(graph, args.note, vault.root)
         try:
             links = vault.read_note(path).links

@@ -275,6 +275,11 @@ def _batch(engine: Recall, args: argparse.Namespace, lines: list[BatchQuery | tu
                         {**item_json(i, explain=args.explain), "match": i.matches(context.floor)} for i in listed
                     ],
                     "no_good_match": context.no_good_match,
+                    # The tiers of the line's own moment, as a single `recall --as-of` gives them.
+                    "as_of": context.as_of.isoformat(timespec="seconds"),
+                    "hot": [session_json(s) for s in context.sessions],
+                    "pushed_out": [session_json(s) for s in context.pushed_out],
+                    "temporal": [temporal_json(t) for t in context.temporal],
                 }
             )
         )

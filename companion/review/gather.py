@@ -38,7 +38,7 @@ def gather(
     paths = [r.path for r in records]
     texts = ws.manifest.bodies(paths, TEXT_CHARS)
     notes = {r.path: _facts(r, texts.get(r.path, "")) for r in records}
-    graph = manifest_graph(records, ws.vault.scan_all())
+    graph = manifest_graph(records, ws.vault.scan_all(), ws.vault.session_links())
     backlinks = {p: len([b for b in graph.backlinks(p) if b != p]) for p in paths}
     outlinks = {p: sum(1 for _, target in graph.outlinks(p) if target is not None and target != p) for p in paths}
     notice = ""

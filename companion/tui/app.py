@@ -402,13 +402,16 @@ class CompanionApp(App[int]):
         except NoteError as exc:
             note, problem = None, exc.reason
         self.post_message(NoteRead(path, note, problem, refresh))
+        # The session summaries' links (a stat per session, a read per changed one) are read outside the lock: the
+        # reader keeps them apart from the hot tier's sessions, so recalls and knob presses never wait for them.
+        sessions = self.workspace.vault.session_links()
         with self._index_lock:
-            generation = self.workspace.manifest.generation()
-            stale = self._graph_cache is None or self._graph_cache[0] != generation
+            key = (self.workspace.manifest.generation(), sessions)
+            stale = self._graph_cache is None or self._graph_cache[0] != key
             records = self.workspace.manifest.notes() if stale else []
         if stale:
             # The vault walk (for attachments) runs outside the lock: recalls and knob presses never wait for it.
-            self._graph_cache = (generation, manifest_graph(records, self.workspace.vault.scan_all()))
+            self._graph_cache = (key, manifest_graph(records, self.workspace.vault.scan_all(), key[1]))
         assert self._graph_cache is not None
         graph = self._graph_cache[1]
         hood = Neighbourhood(

@@ -22,9 +22,9 @@ from companion.vault.graph import VaultGraph
 from companion.vault.notes import FileStat, Link, Note
 from companion.vault.parse import KindRules, parse_note, too_large_reason
 from companion.vault.resolve import LinkResolver
+from companion.vault.sessionfiles import Stamp, session_files
 from companion.vault.sessions import SessionSummary, local_moment, partition_hot, read_session, window_start
 
-_DAY_FOLDER = re.compile(r"\d{4}-\d{2}-\d{2}")
 _SESSION_CACHE = 4096  # parsed session summaries kept between calls
 _READ_CHUNK = 1 << 20
 
@@ -74,7 +74,8 @@ class ObsidianVault:
         # (curation treats `Archive/` and `archive/` as one folder, as case-insensitive file systems do).
         self._archive = self.config.curation.archive_folder.strip("/").casefold() + "/"
         self._graph: VaultGraph | None = None
-        self._session_cache: dict[str, tuple[tuple[int, int, int], SessionSummary]] = {}
+        self._session_cache: dict[str, tuple[Stamp, SessionSummary]] = {}
+        self._session_links: dict[str, tuple[Stamp, tuple[str, ...]]] = {}
 
     # -- what is in the vault
     # -------------------------------------------------------------------------
@@ -342,38 +343,53 @@ class ObsidianVault:
             self.problems.append((base, str(exc)))
             return []
         summaries: list[SessionSummary] = []
-        for day, day_path in self._day_folders(base, folder, since):
-            try:
-                with os.scandir(day_path) as iterator:
-                    names = sorted(e.name for e in iterator if not e.name.startswith(".") and e.name.endswith(".md"))
-            except OSError as exc:
-                self.problems.append((f"{base}/{day}", f"cannot read folder: {exc.strerror or exc}"))
+        for rel, stamp in session_files(base, folder, since, self.problems):
+            cached = self._session_cache.get(rel)
+            if cached is not None and cached[0] == stamp:
+                summaries.append(cached[1])
                 continue
-            entries: list[tuple[str, os.stat_result]] = []
-            folder_text = str(day_path)
-            for name in names:
+            try:
+                summary = read_session(rel, self.read_note(rel))
+            except NoteError as exc:
+                self.problems.append((exc.path, exc.reason))
+                continue
+            if len(self._session_cache) >= _SESSION_CACHE:
+                self._session_cache.clear()
+            self._session_cache[rel] = (stamp, summary)
+            summaries.append(summary)
+        summaries.sort(key=lambda s: (s.when or dt.datetime.min, s.date, s.time, s.path), reverse=True)
+        return summaries
+
+    def session_links(self) -> dict[str, tuple[str, ...]]:
+        """Every session summary's link targets by vault path, all days: each target once, as written, in file order
+        (what the index keeps of a note's links).
+
+        The index leaves the sessions folder out, yet a note a session links to has that session among its
+        backlinks. Only the targets are kept (for every session: a few short strings each), and a file is parsed
+        again only when its stat changed, so a caller can ask before every graph it draws; a file that cannot be
+        read is added to `problems` and left out."""
+        base = self.config.sessions.folder.strip("/")
+        try:
+            folder = self.resolve_path(base)
+        except VaultError as exc:
+            self.problems.append((base, str(exc)))
+            return {}
+        found: dict[str, tuple[str, ...]] = {}
+        kept = self._session_links
+        for rel, stamp in session_files(base, folder, None, self.problems):
+            cached = kept.get(rel)
+            if cached is None or cached[0] != stamp:
                 try:
-                    entries.append((name, os.stat(os.path.join(folder_text, name))))
-                except OSError as exc:  # a broken link, or a file saved away mid-scan: skip it alone
-                    self.problems.append((f"{base}/{day}/{name}", f"cannot be read: {exc.strerror or exc}"))
-            for name, info in entries:
-                rel = f"{base}/{day}/{name}"
-                stamp = (info.st_mtime_ns, info.st_size, info.st_ctime_ns)
-                cached = self._session_cache.get(rel)
-                if cached is not None and cached[0] == stamp:
-                    summaries.append(cached[1])
-                    continue
-                try:
-                    summary = read_session(rel, self.read_note(rel))
+                    links = self.read_note(rel).links
+                    cached = (stamp, tuple(dict.fromkeys(link.target for link in links if link.target)))
                 except NoteError as exc:
                     self.problems.append((exc.path, exc.reason))
                     continue
-                if len(self._session_cache) >= _SESSION_CACHE:
-                    self._session_cache.clear()
-                self._session_cache[rel] = (stamp, summary)
-                summaries.append(summary)
-        summaries.sort(key=lambda s: (s.when or dt.datetime.min, s.date, s.time, s.path), reverse=True)
-        return summaries
+                kept[rel] = cached
+            found[rel] = cached[1]
+        if len(kept) > len(found):
+            self._session_links = {rel: kept[rel] for rel in found}
+        return found
 
     def recent_sessions(
         self,
@@ -400,28 +416,6 @@ class ObsidianVault:
     ) -> list[SessionSummary]:
         """The async form of `recent_sessions`; the file reads run in a worker thread."""
         return await asyncio.to_thread(self.recent_sessions, user_id, policy, chat_id=chat_id, now=now)
-
-    def _day_folders(self, base: str, folder: Path, since: dt.date | None) -> list[tuple[str, Path]]:
-        # ISO day names sort as dates, so older folders are skipped by comparing names, without a stat.
-        first = since.isoformat() if since is not None else ""
-        try:
-            with os.scandir(folder) as iterator:
-                names = [e.name for e in iterator if e.name >= first and _DAY_FOLDER.fullmatch(e.name)]
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            self.problems.append((base, f"cannot read folder: {exc.strerror or exc}"))
-            return []
-        days: list[tuple[str, Path]] = []
-        for name in names:
-            try:
-                dt.date.fromisoformat(name)
-            except ValueError:
-                continue
-            path = folder / name
-            if path.is_dir():
-                days.append((name, path))
-        return days
 
     # -- links
     # ----------------------------------------------------------------------------------------
