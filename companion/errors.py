@@ -154,7 +154,7 @@ class AgentInputError(CompanionError):
 class SessionImportError(CompanionError):
     """`companion import` has no sessions to read: the agent's folder (or the `--source` given) does not exist."""
 
-    exit_code = 10
+    exit_code = 2
 
 
 class StorageError(CompanionError):

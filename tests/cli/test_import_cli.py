@@ -65,12 +65,12 @@ def test_json_output_and_a_second_import(vault: Path, home: Path, capsys: pytest
 def test_a_missing_source_is_a_json_error(vault: Path, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = home / "nowhere"
     code, out, err = companion(capsys, vault, "import", "codex", "--source", str(missing), "--json")
-    assert code == 10
+    assert code == 2
     data = json.loads(out)
-    assert data["exit_code"] == 10 and str(missing) in data["error"] and "--source" in data["error"]
+    assert data["exit_code"] == 2 and str(missing) in data["error"] and "--source" in data["error"]
     assert "Traceback" not in err
     code, out, _ = companion(capsys, vault, "import", "all", "--source", str(home), "--json")
-    assert code == 10 and "give the agent" in json.loads(out)["error"]
+    assert code == 2 and "give the agent" in json.loads(out)["error"]
     code, out, _ = companion(capsys, vault, "import", "all", "--since", "yesterday-ish", "--json")
     assert code == 2 and "--since" in json.loads(out)["error"]
 
