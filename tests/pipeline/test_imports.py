@@ -4,6 +4,7 @@ transcript changing one note, a note edited by hand left alone, and damaged or h
 
 from __future__ import annotations
 
+import errno
 import json
 import tracemalloc
 from datetime import date
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from companion.pipeline.imports import gemini, records
+from companion.pipeline.imports import run as run_module
 from companion.pipeline.imports.run import ImportReport, ImportRequest, import_sessions
 from companion.vault.parse import parse_note
 from indexer.chunking import Chunker
@@ -271,3 +273,68 @@ def test_dry_run_writes_nothing_and_filters_apply(vault: Path, agents: Path) -> 
     assert run(vault, agents, dry_run=True, since=date(2026, 3, 12)).written == [
         "Agents/gemini/gemini-8876362f/2026-03-12 Garden drip irrigation plan.md"
     ]
+
+
+def _codex_session(folder: Path, said: str, answer: str) -> None:
+    """One Codex CLI session in its own format: its meta record, a user message and the agent's reply."""
+
+    def message(role: str, kind: str, text: str, ts: str) -> dict[str, object]:
+        content = [{"type": kind, "text": text}]
+        return {
+            "timestamp": ts,
+            "type": "response_item",
+            "payload": {"type": "message", "role": role, "content": content},
+        }
+
+    meta = {"id": "0199c7a2-0000-7b30-a5f2-000000000001", "timestamp": "2026-03-11T14:02:00.000Z", "cwd": "/w/atlas"}
+    records = [
+        {"timestamp": "2026-03-11T14:02:00.100Z", "type": "session_meta", "payload": meta},
+        message("user", "input_text", said, "2026-03-11T14:02:05.000Z"),
+        message("assistant", "output_text", answer, "2026-03-11T14:02:09.000Z"),
+    ]
+    day = folder / "2026" / "03" / "11"
+    day.mkdir(parents=True)
+    lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    (day / "rollout-2026-03-11T14-02-00-0199c7a2-0000-7b30-a5f2-000000000001.jsonl").write_text(lines, "utf-8")
+
+
+def test_a_secret_across_the_cut_of_a_long_turn_is_redacted_whole(vault: Path, tmp_path: Path) -> None:
+    key = "-----BEGIN PRIVATE KEY-----\n" + "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 40 + "\n-----END PRIVATE KEY-----"
+    said = "x " * 9_700 + key  # the key begins inside the 20,000 characters a turn keeps and ends past them
+    source = tmp_path / "codex"
+    _codex_session(source, said, "Noted.")
+    report = import_sessions(vault, tmp_path / "data", [ImportRequest("codex", source, FOLDER)])
+    assert report.problems == []
+    text = "\n".join(notes(vault).values())
+    assert "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" not in text and "BEGIN PRIVATE KEY" not in text
+
+
+def test_a_long_title_in_wide_characters_still_makes_a_file_name(vault: Path, tmp_path: Path) -> None:
+    source = tmp_path / "codex"
+    _codex_session(source, "請" * 120 + " レーダー画像のタイルを修正する", "Done: the radar tiles are fixed.")
+    report = import_sessions(vault, tmp_path / "data", [ImportRequest("codex", source, FOLDER)])
+    assert report.problems == []
+    (name,) = [p.name for p in vault.rglob("*.md")]
+    assert name.startswith("2026-03-11 請") and len(name.encode("utf-8")) <= 255
+
+
+def test_a_note_that_cannot_be_written_is_named_and_the_others_are_imported(
+    vault: Path, agents: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_write = run_module.write_atomic
+
+    def full_disk_for_codex(path: Path, data: bytes, **kw: object) -> None:
+        if "/codex/" in path.as_posix():
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real_write(path, data, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(run_module, "write_atomic", full_disk_for_codex)
+    report = run(vault, agents)
+    assert any("cannot write the note" in p and "Agents/codex" in p for p in report.problems), report.problems
+    written = notes(vault)
+    assert any(p.startswith("Agents/claude-code/") for p in written) and any(
+        p.startswith("Agents/gemini/") for p in written
+    )
+    monkeypatch.undo()
+    assert run(vault, agents).problems == []  # the session not written is imported once there is room
+    assert any(p.startswith("Agents/codex/") for p in notes(vault))

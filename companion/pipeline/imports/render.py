@@ -92,10 +92,12 @@ def safe_name(text: str, fallback: str) -> str:
 
 
 def _line(text: str, redact: Callable[[str], str]) -> str:
-    shown = text if len(text) <= MAX_TURN_CHARS else text[:MAX_TURN_CHARS].rstrip() + " …"
-    line = plain_line(redact(shown))
-    if len(text) > MAX_TURN_CHARS:
-        line += f" *({len(text) - MAX_TURN_CHARS} more characters are in the transcript)*"
+    # Redacted whole before it is cut: a key cut in two at the limit would be recognised by no rule.
+    red = redact(text)
+    shown = red if len(red) <= MAX_TURN_CHARS else red[:MAX_TURN_CHARS].rstrip() + " …"
+    line = plain_line(shown)
+    if len(red) > MAX_TURN_CHARS:
+        line += f" *({len(red) - MAX_TURN_CHARS} more characters are in the transcript)*"
     return line
 
 

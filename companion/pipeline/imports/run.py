@@ -14,7 +14,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Literal
 
-from companion.atomic import make_folders, write_atomic
+from companion.atomic import NAME_BYTES, fit_name, make_folders, write_atomic
 from companion.errors import TranscriptError
 from companion.locations import DataPaths
 from companion.pipeline.imports import claude, codex, gemini
@@ -166,7 +166,13 @@ def _one(
         return
     rel = vault_relative(vault_root, path)
     source = _shown(main, home)
-    outcome = _write(vault_root, path, session, title, source, redact, dry_run)
+    try:
+        outcome = _write(vault_root, path, session, title, source, redact, dry_run)
+    except OSError as exc:
+        # One note that cannot be written (a full disk, a folder swapped for a link) stops neither the sessions
+        # after it nor the record of the notes written before it.
+        report.problems.append(f"{path}: cannot write the note ({exc.strerror or exc}); {main} was not imported")
+        return
     report.notes.append(NoteOutcome(session.agent, redact(session.session_id), redact(session.project), rel, *outcome))
     if outcome[0] == "skipped":
         report.problems.append(outcome[2])
@@ -215,6 +221,9 @@ def _note_path(
         project = safe_name(redact(session.project), "project")
         folder = pattern.replace("{agent}", session.agent).replace("{project}", project).strip("/")
         stem = f"{day} {safe_name(title, 'session')}"
+        # The title is cut to 80 characters, but a file name is limited in bytes (80 CJK characters take 240), with
+        # room kept for the session id's start that tells two sessions of one title apart.
+        stem = fit_name(stem, limit=NAME_BYTES - 12).rstrip(" .")
         path = vault_root / folder / f"{stem}.md"
         if _held_by_other(path, session.session_id):
             path = vault_root / folder / f"{stem} {safe_name(session.session_id[:8], 'x')}.md"
