@@ -23,12 +23,19 @@ from typing import Any
 import yaml
 
 from companion.agent.api import AgentApi
-from companion.atomic import NAME_BYTES, fit_name
+from companion.agent.fields import (
+    NOT_IN_NAMES,
+    check_no_control,
+    checked_line,
+    checked_tags,
+    checked_title,
+    title_from_text,
+)
+from companion.atomic import NAME_BYTES
 from companion.config import AgentWritesConfig
 from companion.curation.curator import Curator
 from companion.curation.plans import Plan, PlannedWrite
 from companion.errors import AgentInputError, CompanionError
-from companion.secrets import redact_text
 from companion.vault.audit import AuditLog, sha256_hex
 from companion.vault.frontmatter_edit import set_field, split_body
 from companion.vault.links import extract
@@ -39,21 +46,12 @@ MEMORY_TYPES = ("fact", "entity", "experience", "belief", "reflection", "recipe"
 """The types of memory `remember` writes."""
 WRITE_ACTIONS = ("remember", "write", "delete")
 """Audit actions of accepted agent writes (what the budgets count)."""
-TITLE_CHARS = 120
-"""The longest title, in characters."""
-TITLE_BYTES = 200
-"""The longest title in bytes of UTF-8, as the file name holds it: with `.md`, a numbered copy's ` 12` (the trash)
-and room to spare it stays under the 255 bytes a file name may take (100 CJK characters are 300 bytes)."""
 FOLDER_BYTES = 1000
 """The longest folder path an agent may name, in bytes of UTF-8 (each of its names at most 255 bytes), so the
 note's whole path stays well inside what the system lets a program open."""
 
 _WORD = re.compile(r"\w+")
-_NOT_IN_NAMES = re.compile(r'[*"<>:|?#^\[\]]+')  # characters Obsidian refuses or reads as link syntax in file names
 _FRONTMATTER_START = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
-# C0 control characters but tab, line feed and carriage return: a NUL makes a note unreadable to every Markdown
-# reader (and the indexer), the others are invisible in Obsidian and break YAML.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 class WriteRefused(AgentInputError):
@@ -148,12 +146,12 @@ class AgentWriter:
                     "type", f"{memory_type!r} is not a memory type; use one of {', '.join(MEMORY_TYPES)}"
                 )
             body = self._content("text", text)
-            name = _title(title) if title is not None else _title_from(body)
+            name = checked_title(title) if title is not None else title_from_text(body)
             if confidence is not None and (
                 isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1
             ):
                 raise AgentInputError("confidence", "must be a number from 0 to 1")
-            clean_tags = _tags(tags)
+            clean_tags = checked_tags(tags)
             back = None
             if session is not None:
                 back = self._reader.resolve(session, "session")
@@ -186,14 +184,14 @@ class AgentWriter:
         """`vault_write`: a note by canonical title; the same title again updates that note in place
         (dedupe is skipped), new content overlapping another note is refused naming it unless `ignore_dedupe`."""
         try:
-            name = _title(title)
+            name = checked_title(title)
             body = self._content("content", content)
             where = self._folder(folder) if folder is not None else self.policy.notes_folder.strip().strip("/")
             where = existing_folder(self.workspace.vault.root, where)
             fields: dict[str, Any] = {}
             if note_type is not None:
-                fields["type"] = _one_line("type", note_type)
-            clean_tags = _tags(tags)
+                fields["type"] = checked_line("type", note_type)
+            clean_tags = checked_tags(tags)
             if clean_tags:
                 fields["tags"] = clean_tags
             fields["source"] = self.source.client
@@ -225,7 +223,7 @@ class AgentWriter:
         self, action: str, folder: str, name: str, body: str, fields: dict[str, Any], ignore_dedupe: bool
     ) -> Written:
         self._admit(action)
-        existing = self._same_title(name, folder)
+        existing = self._samechecked_title(name, folder)
         unresolved = self._unresolved(body, existing or f"{folder}/{name}.md")
         curator = self._curator()
         if existing is not None:
@@ -331,7 +329,7 @@ class AgentWriter:
         most = self.policy.max_note_kb * 1024
         if size > most:
             raise AgentInputError(field_name, f"is {size:,} bytes; an agent may write at most {most:,}")
-        _no_control(field_name, text)
+        check_no_control(field_name, text)
         if _FRONTMATTER_START.match(text):
             raise AgentInputError(
                 field_name, "starts with a frontmatter block (---); pass type and tags as arguments instead"
@@ -339,13 +337,13 @@ class AgentWriter:
         return text if text.endswith("\n") else text + "\n"
 
     def _folder(self, folder: object) -> str:
-        raw = _one_line("folder", folder)
+        raw = checked_line("folder", folder)
         name = raw.strip("/")
         parts = name.replace("\\", "/").split("/")
         absolute = raw.startswith(("/", "\\")) or (len(raw) > 1 and raw[1] == ":")
         if not name or absolute or ".." in parts or any(p.startswith(".") for p in parts):
             raise AgentInputError("folder", f"{folder!r} is not a visible folder inside the vault")
-        if "\\" in name or _NOT_IN_NAMES.search(name):
+        if "\\" in name or NOT_IN_NAMES.search(name):
             raise AgentInputError("folder", f"{folder!r} holds characters a folder name cannot have")
         longest = max(len(part.encode("utf-8")) for part in parts)
         if longest > NAME_BYTES:
@@ -357,7 +355,7 @@ class AgentWriter:
             raise AgentInputError("folder", f"is {size} bytes long (UTF-8); at most {FOLDER_BYTES} bytes")
         return name
 
-    def _same_title(self, name: str, folder: str) -> str | None:
+    def _samechecked_title(self, name: str, folder: str) -> str | None:
         """The note that already has this title (in the folder first), or None."""
         if (self.workspace.vault.root / folder / f"{name}.md").is_file():
             return f"{folder}/{name}.md"
@@ -396,85 +394,6 @@ def _effective(config: AgentWritesConfig, environ: Mapping[str, str]) -> AgentWr
     if dedupe in ("0", "false", "off", "no"):
         changes["dedupe"] = False
     return AgentWritesConfig(**{**config.__dict__, **changes}) if changes else config
-
-
-def _title(title: object) -> str:
-    """The canonical title: one line, no path, no characters Obsidian refuses in a file name, spaces collapsed."""
-    text = _one_line("title", title)
-    if redact_text(text) != text:
-        # A note's name is copied into links, the index, the audit log and sync tools, where no redaction reaches.
-        raise AgentInputError(
-            "title",
-            "holds what reads as a secret or personal data (a key, a password, an account number, an email "
-            "address); a note's name is copied into links and indexes, so give a title without it",
-        )
-    if "/" in text or "\\" in text:
-        raise AgentInputError("title", f"{text!r} is a path; give the title alone and the folder apart")
-    name = " ".join(_NOT_IN_NAMES.sub(" ", text).split()).strip(" .")
-    if not name or name.startswith("."):
-        raise AgentInputError("title", f"{text!r} leaves no usable note name")
-    if len(name) > TITLE_CHARS:
-        raise AgentInputError("title", f"is {len(name)} characters long; at most {TITLE_CHARS}")
-    size = len(name.encode("utf-8"))
-    if size > TITLE_BYTES:
-        # The file name is what the system limits, in bytes: 100 CJK characters or 50 emoji already take 200.
-        raise AgentInputError(
-            "title", f"is {size} bytes as a file name (UTF-8); at most {TITLE_BYTES} bytes, so shorten it"
-        )
-    return name
-
-
-_REDACTION_TAG = re.compile(r"\[REDACTED:[A-Za-z_]+\]")
-
-
-def _title_from(text: str) -> str:
-    """A title from a memory's first words, when the agent gives none."""
-    first = re.split(r"(?<=[.!?])\s|\n", text.strip(), maxsplit=1)[0]
-    # The memory itself may hold a secret; its name never does (a redaction tag leaves an ellipsis).
-    first = _REDACTION_TAG.sub("…", redact_text(first))
-    words = " ".join(_NOT_IN_NAMES.sub(" ", first.replace("/", " ").replace("\\", " ")).split())
-    if len(words) > 80 or len(words.encode("utf-8")) > TITLE_BYTES:
-        # Cut at a character boundary within the byte limit, then back to a word when there is one to go back to.
-        cut = fit_name(words[:80], limit=TITLE_BYTES)
-        words = cut.rsplit(" ", 1)[0] if " " in cut else cut
-    return _title(words or "Memory")
-
-
-def _one_line(field_name: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise AgentInputError(field_name, f"expected text, got {type(value).__name__}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise AgentInputError(field_name, "is not valid Unicode (a lone surrogate)") from exc
-    _no_control(field_name, value)
-    if any(ch in value for ch in "\r\n") or not value.strip():
-        raise AgentInputError(field_name, "must be one non-empty line")
-    return value.strip()
-
-
-def _no_control(field_name: str, text: str) -> None:
-    """Refuse text holding a control character other than a tab or a line break, naming the first one."""
-    found = _CONTROL.search(text)
-    if found is not None:
-        raise AgentInputError(
-            field_name,
-            f"holds the control character U+{ord(found.group()):04X} at character {found.start() + 1}; only tabs and "
-            "line breaks are allowed, so remove it; nothing was written",
-        )
-
-
-def _tags(tags: object) -> list[str]:
-    if isinstance(tags, str) or not isinstance(tags, Sequence):
-        raise AgentInputError("tags", "expected a list of tags")
-    clean: list[str] = []
-    for tag in tags:
-        text = _one_line("tags", tag).lstrip("#")
-        if not re.fullmatch(r"[\w/-]+", text) or text.isdigit():
-            raise AgentInputError("tags", f"{tag!r} is not an Obsidian tag (letters, digits, _ - and / only)")
-        if text.casefold() not in {t.casefold() for t in clean}:
-            clean.append(text)
-    return clean
 
 
 def _with_frontmatter(fields: Mapping[str, Any], body: str) -> str:

@@ -78,6 +78,10 @@ def replace(held: HeldFolder, name: str, data: bytes, *, expected: bytes | None,
             # Swapped where the system can: the file displaced is then at hand, to be checked after the fact.
             swapped = _renameat(held, tmp, held, name, "exchange")
             if not swapped:
+                # Without a swap, a file an editor renamed over the note since the check would be lost to the
+                # rename: look once more, as late as can be (a window of microseconds stays).
+                if not _same_file(held, name, info):
+                    raise NoteChanged(name, "changed", None)
                 os.replace(tmp, name, src_dir_fd=held.fd, dst_dir_fd=held.fd)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):

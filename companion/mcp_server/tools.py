@@ -15,9 +15,10 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from companion.agent.api import LINE_CHARS, MAX_HOPS, MAX_RESULTS, MOST_DAYS
+from companion.agent.fields import TITLE_CHARS
 from companion.agent.timeline import MOST_AROUND
 from companion.agent.views import Found, no_good_match
-from companion.agent.writes import MEMORY_TYPES, TITLE_CHARS
+from companion.agent.writes import MEMORY_TYPES
 from companion.mcp_server import shapes
 from companion.recall.temporal import temporal_json
 from companion.words import one_line, significant

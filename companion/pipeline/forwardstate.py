@@ -25,9 +25,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from companion.atomic import write_atomic
+from companion.atomic import make_folders, write_atomic
 from companion.errors import ForwardError
-from companion.locations import private_folder
 from companion.pipeline.history import Entry
 
 _WAITING, _ACCEPTED, _REFUSED = b"?", b"+", b"-"
@@ -172,7 +171,7 @@ def _head(
 
 def _write(state: Path, head: bytes) -> None:
     try:
-        private_folder(state.parent)
+        make_folders(state.parent)  # the data directory it lives in is made private when opened
         write_atomic(state, head + b"\n")
     except OSError as exc:
         raise ForwardError(f"{state}: cannot record what was forwarded ({exc.strerror or exc})") from exc

@@ -18,25 +18,9 @@ from companion.cli import main
 from companion.locations import vault_data_dir
 from companion.workspace import Workspace
 from tests.helpers.cli import run_companion
-from tests.helpers.files import write
+from tests.helpers.files import FILLER_WORDS, write
 
-WORDS = [
-    "kitchen",
-    "boiler",
-    "permit",
-    "budget",
-    "chalet",
-    "ski",
-    "trip",
-    "garden",
-    "piano",
-    "tax",
-    "jazz",
-    "bass",
-    "alpine",
-    "lake",
-    "harbour",
-]
+WORDS = FILLER_WORDS
 CHROMA_WRITES_AT = 1000
 """Chroma keeps up to this many new vectors unsaved (its sync threshold); only then are the index files written."""
 

@@ -31,3 +31,23 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
 def file_tree(root: Path) -> dict[str, bytes]:
     """Every file under `root` by relative POSIX path, with its bytes."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+FILLER_WORDS = (
+    "kitchen",
+    "boiler",
+    "permit",
+    "budget",
+    "chalet",
+    "ski",
+    "trip",
+    "garden",
+    "piano",
+    "tax",
+    "jazz",
+    "bass",
+    "alpine",
+    "lake",
+    "harbour",
+)
+"""Words to fill generated notes with, each note a different mix of them (the index's damage tests)."""

@@ -12,26 +12,10 @@ import pytest
 
 from indexer import fulltext
 from indexer.storefiles import damaged_files
-from tests.helpers.files import write
+from tests.helpers.files import FILLER_WORDS, write
 from tests.helpers.workspaces import workspace
 
-WORDS = [
-    "kitchen",
-    "boiler",
-    "permit",
-    "budget",
-    "chalet",
-    "ski",
-    "trip",
-    "garden",
-    "piano",
-    "tax",
-    "jazz",
-    "bass",
-    "alpine",
-    "lake",
-    "harbour",
-]
+WORDS = FILLER_WORDS
 
 
 def _vault(root: Path, notes: int) -> Path:

@@ -29,8 +29,10 @@ AGENTS = ("claude-code", "codex", "gemini")
 """The agents whose sessions can be imported."""
 
 AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
+"""Each agent's name as its users know it, for messages."""
 
 Action = Literal["created", "updated", "unchanged", "skipped"]
+"""What an import did with a session's note."""
 
 
 @dataclass(frozen=True)
