@@ -35,8 +35,8 @@ class IndexConfig:
     include: tuple[str, ...] = ("**/*.md",)
     """Globs of notes to index (vault-relative, POSIX; `**` matches any depth)."""
     exclude: tuple[str, ...] = ("ops/**",)
-    """Globs never indexed. `ops/` holds the agent's own noisy replies; session summaries reach
-    recall through the hot tier instead.
+    """Globs never indexed. `ops/` holds the agent's own files and chatter; its session summaries are indexed
+    by their own rule (`sessions.recall`), their boilerplate left out.
     """
     conversation_folders: tuple[str, ...] = ()
     """Folders whose notes are conversation notes even without `type: conversation`."""
@@ -61,6 +61,20 @@ class SessionsConfig:
 
     folder: str = "ops/sessions"
     """Vault-relative folder holding `<YYYY-MM-DD>/*.md` session summaries."""
+    recall: bool = True
+    """Index the summaries (whatever `index.exclude` says of their folder), so sessions older than the hot window
+    are recalled by what was said; their boilerplate is left out (see `boilerplate_sessions`)."""
+    boilerplate_sessions: int = 5
+    """A user message, reply or body written the same way (case, digits, punctuation and spacing aside) in at least
+    this many summaries is boilerplate (heartbeats, acknowledgements, status polls): neither embedded nor searched,
+    and an exchange whose two sides are both boilerplate is no recall candidate. 0 keeps every part."""
+
+    def __post_init__(self) -> None:
+        if self.boilerplate_sessions < 0:
+            raise ValueError(
+                f"boilerplate_sessions: expected 0 or more, got {self.boilerplate_sessions}: it is how many summaries "
+                "a repeated text must appear in to be boilerplate (default 5; 0 keeps everything)"
+            )
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from companion.recall.scope import COLUMN_FIELDS, Scope
 from companion.sqlrows import rows_in
 from companion.vault.parse import aliases_of
 from companion.words import segment
+from indexer import sessionshapes
 
 SCHEMA_VERSION = "3"
 """2 added `fields` and `links` to `notes`, so recall filters, dates and the graph need no file reads; 3 cut unspaced
@@ -95,7 +96,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts_terms USING fts5vocab(fts, 'row');
 """
 """The full-text index (one row per note, under the note's id: its title and text) and its list of words; the
 repair of a damaged one creates them again (`indexer.fulltext`)."""
-_SCHEMA += FULLTEXT_SCHEMA
+_SCHEMA += FULLTEXT_SCHEMA + sessionshapes.SCHEMA
 
 
 @dataclass(frozen=True)
@@ -416,6 +417,7 @@ class Manifest:
         out = {str(p): (int(m), int(s)) for p, m, s in self._db.execute("SELECT path, mtime_ns, size FROM notes")}
         for p, m, s in self._db.execute("SELECT path, mtime_ns, size FROM skipped"):
             out[str(p)] = (int(m), int(s))
+        out.update(sessionshapes.left_out(self._db))  # summaries known to be boilerplate, read already
         return out
 
     def note(self, path: str) -> NoteRecord | None:
@@ -596,12 +598,16 @@ class Manifest:
 
     def untitled(self, limit: int) -> list[tuple[str, str]]:
         """Up to `limit` notes whose title has no vector yet, as (path, title)."""
-        rows = self._db.execute("SELECT path, title FROM notes WHERE title_vec IS NULL ORDER BY id LIMIT ?", (limit,))
+        # A summary's file name says nothing of what was said (`14-03.md`): its words and chunks speak for it.
+        rows = self._db.execute(
+            "SELECT path, title FROM notes WHERE title_vec IS NULL AND kind != 'session' ORDER BY id LIMIT ?", (limit,)
+        )
         return [(str(p), str(t)) for p, t in rows]
 
     def untitled_count(self) -> int:
         """How many notes' titles have no vector yet."""
-        return int(self._db.execute("SELECT count(*) FROM notes WHERE title_vec IS NULL").fetchone()[0])
+        sql = "SELECT count(*) FROM notes WHERE title_vec IS NULL AND kind != 'session'"
+        return int(self._db.execute(sql).fetchone()[0])
 
     def set_title_vectors(self, db: sqlite3.Connection, vectors: Sequence[tuple[str, bytes]]) -> None:
         """Store title vectors (`TITLE_VECTOR_DTYPE` bytes) by path, in the caller's transaction."""
@@ -835,6 +841,7 @@ class Manifest:
         db.execute("DELETE FROM chunks WHERE path = ?", (path,))
         db.execute("DELETE FROM unembedded WHERE path = ?", (path,))
         db.execute("DELETE FROM skipped WHERE path = ?", (path,))
+        sessionshapes.forget(db, path)
 
     def mark_skipped(self, db: sqlite3.Connection, path: str, mtime_ns: int, size: int, reason: str) -> None:
         """Remember that a note could not be read, so an unchanged broken note is not re-read."""

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.embedding.providers import Embedder
-from companion.errors import NoteError
+from companion.errors import NoteError, VaultError
 from companion.vault.dates import note_day
 from companion.vault.notes import FileStat, Note
 from companion.vault.reader import ObsidianVault, valid_name
@@ -36,6 +36,7 @@ from indexer.chunking import Chunk, Chunker, redact_note
 from indexer.manifest import TITLE_VECTOR_DTYPE, ChunkRecord, Manifest, NoteRecord, Unembedded
 from indexer.owner import SharedStore
 from indexer.store import VectorStore
+from indexer.summaries import Summaries
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,8 @@ class IndexReport:
     """Notes recognised as moved or renamed (vectors carried over)."""
     notes_deleted: int = 0
     """Notes removed from the index."""
+    sessions_left_out: int = 0
+    """Session summaries read in this run that are no recall candidate: both sides of the exchange boilerplate."""
     notes_skipped: int = 0
     """Notes that could not be read; listed in `skipped`."""
     chunks_embedded: int = 0
@@ -197,6 +200,8 @@ class Indexer:
         self._embedder: Embedder | None = None
         self._store: VectorStore | SharedStore | None = None
         self.batch_chunks = batch_chunks
+        self.summaries = Summaries(manifest, vault.config.sessions.boilerplate_sessions)
+        """What of each session summary is indexed (its boilerplate left out)."""
         # The embedding rate measured by this indexer (model tokens and the wall time they took, the store's writes
         # included), for time estimates.
         self._rate_tokens = 0
@@ -245,7 +250,7 @@ class Indexer:
         changed = {p: st for p, st in current.items() if known.get(p) != (st.mtime_ns, st.size)}
         deleted = set(known) - set(current)
         report.notes_seen = len(current)
-        self._apply(changed, deleted, report, progress, reading, embed_for_s)
+        self._apply(changed, deleted, report, progress, reading, embed_for_s, settle=True)
         report.elapsed_s = time.perf_counter() - started
         return report
 
@@ -330,31 +335,57 @@ class Indexer:
         progress: Progress | None,
         reading: Reading | None = None,
         embed_for_s: float | None = None,
+        *,
+        settle: bool = False,
     ) -> None:
         """Words first, meaning after: every changed note's manifest entry and lexical text are written in batches
         as it is read (bounded memory, and searchable by its words within seconds), then the chunks still without a
-        vector are embedded, newest notes first (for at most `embed_for_s` seconds when given)."""
+        vector are embedded, newest notes first (for at most `embed_for_s` seconds when given).
+
+        With `settle`, or when a session summary changed, the summaries whose boilerplate verdict moved are indexed
+        again before anything is embedded, so a reply that just became boilerplate is never embedded."""
         donors: dict[str, list[str]] = {}
         for path in sorted(deleted):
             record = self.manifest.note(path)
             if record is not None and record.content_hash:
                 donors.setdefault(record.content_hash, []).append(path)
 
+        # A handful of changed notes is an edit a person or an agent just made: embedded before any backlog.
+        urgent = 0 < len(changed) <= _URGENT_NOTES
+        arriving = {p: st for p, st in changed.items() if self.vault.is_summary(p)}
+        if arriving:
+            self.summaries.foresee(arriving, lambda path: redact_note(self.vault.read_note(path)))
+        moved = self._read_all(changed, donors, report, reading, urgent)
+        gone = sorted(deleted - moved)
+        if gone:
+            self._delete(gone, report)
+        if settle or arriving or any(self.vault.is_summary(p) for p in gone):
+            again: dict[str, FileStat] = {}
+            for path in self.summaries.changed():
+                try:
+                    info = self.vault.resolve_path(path).stat()
+                except (OSError, VaultError):
+                    continue  # gone since: the next sync forgets it
+                again[path] = FileStat(info.st_mtime_ns, info.st_size)
+            self._read_all(again, {}, report, None, urgent)
+        self.embed(progress, report, for_s=embed_for_s)
+
+    def _read_all(
+        self,
+        changed: dict[str, FileStat],
+        donors: dict[str, list[str]],
+        report: IndexReport,
+        reading: Reading | None,
+        urgent: bool,
+    ) -> set[str]:
+        """Read, plan and commit the words of these notes in batches; returns the paths their notes moved from."""
         moved: set[str] = set()
         batch: list[_Plan] = []
         size = 0
-        # A handful of changed notes is an edit a person or an agent just made: embedded before any backlog.
-        urgent = 0 < len(changed) <= _URGENT_NOTES
         for number, path in enumerate(sorted(changed), 1):
             if reading:
                 reading(number, len(changed))
-            stat = changed[path]
-            try:
-                note = redact_note(self.vault.read_note(path))
-            except NoteError as exc:
-                self._skip(path, stat, exc.reason, report)
-                continue
-            plan = self._plan(note, stat, donors, report)
+            plan = self._read(path, changed[path], donors, report)
             if plan is None:
                 continue
             batch.append(plan)
@@ -364,11 +395,25 @@ class Indexer:
                 batch, size = [], 0
         if batch:
             moved.update(self._commit_words(batch, report, urgent))
+        return moved
 
-        gone = sorted(deleted - moved)
-        if gone:
-            self._delete(gone, report)
-        self.embed(progress, report, for_s=embed_for_s)
+    def _read(self, path: str, stat: FileStat, donors: dict[str, list[str]], report: IndexReport) -> _Plan | None:
+        """One changed note read and planned; a session summary is read as its exchange, or left out whole."""
+        try:
+            note = redact_note(self.vault.read_note(path))
+        except NoteError as exc:
+            self._skip(path, stat, exc.reason, report)
+            return None
+        if note.kind != "session":
+            return self._plan(note, stat, donors, report)
+        view, kept, shapes = self.summaries.judge(note)
+        if view is None:
+            if self.manifest.note(path) is not None:
+                self._delete([path], IndexReport())
+            report.sessions_left_out += 1
+        plan = None if view is None else self._plan(view, stat, donors, report, kept)
+        self.summaries.remember(path, stat, shapes, kept)
+        return plan
 
     def _plan(
         self,
@@ -376,8 +421,11 @@ class Indexer:
         stat: FileStat,
         donors: dict[str, list[str]],
         report: IndexReport,
+        kept: str | None = None,
     ) -> _Plan | None:
         meta = note_metadata(note)
+        if kept is not None:
+            meta["kept"] = kept  # a summary's verdict changes its text, though not its file
         record = self.manifest.note(note.path)
         if record is not None and record.content_hash == note.content_hash and record.meta_hash == _meta_hash(meta):
             with self.manifest.transaction() as db:
@@ -616,6 +664,8 @@ class Indexer:
 
     @staticmethod
     def _lexical(note: Note) -> str:
+        if note.kind == "session":
+            return note.body  # its exchange, boilerplate left out: the properties hold the same messages whole
         # Frontmatter values are searchable too (people, tags, topics), after the body.
         extras = " ".join(str(v) for k, v in note.frontmatter.items() if k not in {"date", "time"} and v)
         return f"{note.body}\n{extras}" if extras else note.body

@@ -277,7 +277,12 @@ def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool
     print(
         f"indexed {counted(report.notes_indexed, 'note')} ({report.notes_renamed} renamed, "
         f"{report.notes_unchanged} touched only), deleted {report.notes_deleted}, "
-        f"skipped {report.notes_skipped}",
+        f"skipped {report.notes_skipped}"
+        + (
+            f"; {counted(report.sessions_left_out, 'session summary', 'session summaries')} left out as boilerplate"
+            if report.sessions_left_out
+            else ""
+        ),
         file=out,
     )
     print(

@@ -37,6 +37,7 @@ from companion.recall.results import (
     Tier,
 )
 from companion.recall.scope import Scope
+from companion.recall.sessionhits import carry_sessions, session_passage, session_title
 from companion.recall.sessionrefs import SessionRef, collect_sessions, ref_in_scope
 from companion.recall.superseded import below_replacements
 from companion.recall.temporal import TemporalItem, is_pure_recap, recap_boost, recent_items
@@ -256,6 +257,8 @@ class Recall:
         except NoteError as exc:
             self.vault.problems.append((exc.path, exc.reason))
             return None
+        if note.kind == "session":
+            return note, session_passage(note), note.body_line, False  # its messages are properties, not body
         lines = self.index.chunk_lines(item.path, item.anchor) if item.anchor else None
         if lines is None:
             return note, note.body, note.body_line, False
@@ -329,6 +332,7 @@ class Recall:
                 if hit.path not in hits or hits[hit.path].score < hit.score:
                     hits[hit.path] = hit
         _drop_later_today(hits, moment)
+        carry_sessions(hits, self.index)
         if not hits:
             return []
         graph, via = self._graph_signal(list(hits.values()))
@@ -378,7 +382,7 @@ class Recall:
             items.append(
                 RecallItem(
                     path=path,
-                    title=hit.info.title,
+                    title=session_title(hit),
                     tier="warm",
                     score=final,
                     kind=hit.info.kind,

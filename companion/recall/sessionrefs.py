@@ -122,3 +122,24 @@ def ref_in_scope(ref: SessionRef, scope: Scope) -> bool:
 
 def _stamp(s: SessionSummary) -> tuple[dt.datetime | None, str, str]:
     return s.when, s.user_id.casefold(), s.chat_id.casefold()
+
+
+def carriers(index: NoteIndex, summaries: Sequence[NoteInfo]) -> dict[str, NoteInfo]:
+    """Summary path to the conversation note that carries the same exchange (its `session:` names the summary, or it
+    has the same moment and session key), for the summaries that have one: recall lists the carrier, never both."""
+    days = sorted({s.day for s in summaries if s.day is not None})
+    if not days:
+        return {}
+    notes = [n for day in days for n in index.dated(day, day) if n.kind == "conversation"]
+    if not notes:
+        return {}
+    by_session = {str(n.frontmatter.get("session") or ""): n for n in notes}
+    by_stamp = {_stamp(summary_from_note(n)): n for n in notes}
+    out: dict[str, NoteInfo] = {}
+    for info in summaries:
+        carrier = by_session.get(info.path)
+        if carrier is None and info.frontmatter.get("time"):  # without a time, a day and a user say too little
+            carrier = by_stamp.get(_stamp(summary_from_note(info)))
+        if carrier is not None:
+            out[info.path] = carrier
+    return out

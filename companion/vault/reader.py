@@ -70,6 +70,11 @@ class ObsidianVault:
         )
         self._include = compile_globs(self.config.index.include)
         self._exclude = compile_globs(self.config.index.exclude)
+        # Session summaries are indexed by their own rule, whatever the globs say of the folder they sit in.
+        sessions = re.escape(self.config.sessions.folder.strip("/"))
+        self._summary = (
+            re.compile(rf"{sessions}/\d{{4}}-\d{{2}}-\d{{2}}/[^/]+\.md") if self.config.sessions.recall else None
+        )
         # Archived notes stay in the vault but leave recall: the archive folder is never indexed, in any letter case
         # (curation treats `Archive/` and `archive/` as one folder, as case-insensitive file systems do).
         self._archive = self.config.curation.archive_folder.strip("/").casefold() + "/"
@@ -254,13 +259,19 @@ class ObsidianVault:
         """True when a path is a note the index should hold (for scans and watcher events)."""
         return not self.is_ignored(rel) and self._wanted(rel)
 
+    def is_summary(self, rel: str) -> bool:
+        """Whether a path is a session summary the index holds (`sessions.recall`)."""
+        return self._summary is not None and self._summary.fullmatch(rel) is not None
+
     def _wanted(self, rel: str) -> bool:
         # The checks a path from our own walk still needs (it is safe and has no dot entries):
         # on 10k notes this is most of `scan`'s cost, hence the pre-compiled patterns.
         return (
             rel.endswith(".md")
-            and self._include.fullmatch(rel) is not None
-            and self._exclude.fullmatch(rel) is None
+            and (
+                (self._include.fullmatch(rel) is not None and self._exclude.fullmatch(rel) is None)
+                or (self._summary is not None and self._summary.fullmatch(rel) is not None)
+            )
             and not rel.casefold().startswith(self._archive)
             and not (self._templates and rel.casefold().startswith(self._templates))
             and not rel.startswith(self._ignore_prefixes)

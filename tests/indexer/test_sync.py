@@ -156,7 +156,8 @@ def test_a_note_that_breaks_leaves_the_index(hash_ws: Workspace) -> None:
 
 
 def test_excluded_folders_never_reach_the_index(hash_ws: Workspace) -> None:
-    write(hash_ws.root, "ops/sessions/2026-03-02/0915.md", "---\nuser_id: alice\n---\nnoise\n")
+    write(hash_ws.root, "ops/logs/2026-03-02.md", "---\nuser_id: alice\n---\nnoise\n")
+    write(hash_ws.root, "ops/sessions/notes-on-sessions.md", "not a summary: no day folder\n")
     write(hash_ws.root, ".trash/old.md", "trashed\n")
     write(hash_ws.root, ".obsidian/snippet.md", "settings\n")
     write(hash_ws.root, "real.md", "a real note\n")

@@ -8,11 +8,12 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from companion.config import CompanionConfig, IndexConfig
+from companion.config import CompanionConfig, IndexConfig, SessionsConfig
 from companion.errors import NoteError, VaultError
 from companion.vault.reader import ObsidianVault
 
@@ -54,6 +55,7 @@ def test_scan_applies_include_exclude_and_ignore_filters(root: Path) -> None:
         "a.md",
         "img.png",
         "ops/sessions/2026-01-01/s.md",
+        "ops/logs/2026-01-01.md",
         "Templates/T.md",
         "Drafts/x.md",
         "Chats/c.md",
@@ -68,7 +70,10 @@ def test_scan_applies_include_exclude_and_ignore_filters(root: Path) -> None:
     )
     config = CompanionConfig(index=IndexConfig(exclude=("ops/**", "Archive/**")))
     vault = ObsidianVault(root, config)
-    assert sorted(vault.scan()) == ["Chats/c.md", "a.md"]
+    # Session summaries are indexed by their own rule; the rest of an excluded folder is not.
+    assert sorted(vault.scan()) == ["Chats/c.md", "a.md", "ops/sessions/2026-01-01/s.md"]
+    off = ObsidianVault(root, replace(config, sessions=SessionsConfig(recall=False)))
+    assert sorted(off.scan()) == ["Chats/c.md", "a.md"]
     # Excluded and ignored files stay in scan_all: Obsidian still resolves links to them.
     assert "Templates/T.md" in vault.scan_all()
     assert vault.problems == [
@@ -85,7 +90,8 @@ def test_scan_applies_include_exclude_and_ignore_filters(root: Path) -> None:
     assert not vault.is_ignored("Notes/real.md")
     assert vault.is_indexable("Notes/real.md")
     assert not vault.is_indexable("Notes/real.txt")
-    assert not vault.is_indexable("ops/sessions/2026-01-01/s.md")
+    assert vault.is_indexable("ops/sessions/2026-01-01/s.md")
+    assert not vault.is_indexable("ops/logs/2026-01-01.md")
     assert not vault.is_indexable("Archive/x/y.md")
 
 

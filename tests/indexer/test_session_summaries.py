@@ -1,0 +1,110 @@
+"""Session summaries in the index: read as their exchange, their boilerplate (what many summaries repeat) left out,
+and the verdicts kept right as summaries arrive, leave and the limit changes."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from companion.workspace import Workspace
+from tests.helpers.summaries import write_heartbeats, write_summary
+from tests.helpers.workspaces import workspace
+
+NOW = dt.datetime(2026, 11, 27, 20, 0)
+
+
+def _configure(root: Path, line: str) -> None:
+    (root / ".companion").mkdir(exist_ok=True)
+    (root / ".companion" / "companion.yaml").write_text(f"sessions:\n  {line}\n", encoding="utf-8")
+
+
+def _indexed(ws: Workspace) -> set[str]:
+    return {n.path for n in ws.manifest.notes()}
+
+
+def test_a_summary_is_indexed_as_its_exchange(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    path = write_summary(
+        root,
+        NOW - dt.timedelta(days=20),
+        "The NAS fan grinds again.",
+        "Likely the bearing; a Noctua NF-A8 fits.",
+        "Ordered the fan.\n",
+    )
+    ws = workspace(root)
+    report = ws.indexer().sync()
+    assert report.notes_indexed == 1
+    assert _indexed(ws) == {path}
+    text = ws.manifest.bodies([path])[path]
+    # Both messages and the body are searchable; the properties' names are not words anyone asks for.
+    for said in ("NAS fan grinds", "Noctua NF-A8", "Ordered the fan"):
+        assert said in text
+    assert "sentinel_msg" not in text
+    assert ws.manifest.chunks(path)
+    assert ws.manifest.note(path).kind == "session"  # type: ignore[union-attr]
+    ws.close()
+
+
+def test_boilerplate_is_neither_indexed_nor_embedded(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    real = write_summary(root, NOW - dt.timedelta(days=9), "Guest wifi is Gastnetz, password on the fridge.", "Noted.")
+    acks = [
+        write_summary(root, NOW - dt.timedelta(days=d), f"Remember topic {word}.", "Noted.", name=f"ack-{d}")
+        for d, word in enumerate(("alpha", "bravo", "charlie", "delta", "echo"), 2)
+    ]
+    beats = write_heartbeats(root, NOW, 8)
+    ws = workspace(root)
+    report = ws.indexer().sync()
+    assert report.sessions_left_out == 8
+    assert _indexed(ws) == {real, *acks}
+    # "Noted." is said in six summaries: it is in none of their texts, the user's side stays.
+    for path in (real, *acks):
+        text = ws.manifest.bodies([path])[path]
+        assert "Noted" not in text
+    assert "Gastnetz" in ws.manifest.bodies([real])[real]
+    assert not any(i.startswith(tuple(beats)) for i in ws.manifest.chunk_ids())
+    assert not any(i.startswith(tuple(beats)) for i in ws.store().ids())
+    ws.close()
+
+
+def test_verdicts_follow_the_vault(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    first = write_heartbeats(root, NOW - dt.timedelta(days=3), 4)
+    ws = workspace(root)
+    ws.indexer().sync()
+    assert _indexed(ws) == set(first)  # four are not yet many
+
+    fifth = write_heartbeats(root, NOW, 1)
+    report = ws.indexer().update(fifth)
+    assert _indexed(ws) == set()  # the fifth makes every one of them boilerplate, the first four too
+    assert not ws.manifest.chunk_ids()
+    assert report.sessions_left_out >= 1
+
+    # A restart with nothing changed reads no summary: the left-out ones are known by their stat.
+    again = ws.indexer().sync()
+    assert (again.notes_indexed, again.notes_unchanged, again.sessions_left_out) == (0, 0, 0)
+
+    # A deleted heartbeat leaves four: no longer boilerplate, they come back.
+    (root / fifth[0]).unlink()
+    ws.indexer().update(fifth)
+    assert _indexed(ws) == set(first)
+    ws.close()
+
+
+def test_the_limit_is_a_setting(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    beats = write_heartbeats(root, NOW, 6)
+    ws = workspace(root)
+    ws.indexer().sync()
+    assert _indexed(ws) == set()
+    ws.close()
+    _configure(root, "boilerplate_sessions: 0")
+    ws = workspace(root)
+    ws.indexer().sync()
+    assert _indexed(ws) == set(beats)  # 0 keeps every part
+    ws.close()
+    _configure(root, "recall: false")
+    ws = workspace(root)
+    ws.indexer().sync()
+    assert _indexed(ws) == set()
+    ws.close()

@@ -1,0 +1,132 @@
+"""Session summaries in the warm tier: an old session recalled by what was said, shown as a session, listed under
+the conversation note that carries it, and the agent's boilerplate never among the results."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from companion.workspace import Workspace
+from tests.helpers.files import write
+from tests.helpers.summaries import write_heartbeats, write_summary
+from tests.helpers.workspaces import workspace
+
+NOW = dt.datetime(2026, 11, 27, 20, 0)
+
+TOPICS = [
+    ("The guest wifi password is on the fridge card, network Gastnetz.", "Noted: Gastnetz, card on the fridge."),
+    ("The NAS fan is making a grinding noise again.", "Likely the bearing of the 80mm fan; an NF-A8 fits."),
+    ("Book the dentist for Thursday morning.", "Booked Dr. Weber, Thursday 09:00."),
+    ("Tom wants one nice dinner in Chamonix.", "La Télécabine fits, about 55 EUR a head with wine."),
+    ("My sister's wedding moved to the fourteenth of June.", "Updated the wedding date to 14 June."),
+    ("The boiler pressure dropped to half a bar overnight.", "Top it up to 1.5 bar; call the installer if it drops."),
+    ("Renew the car insurance before it lapses in January.", "Reminder set for 2 January, current insurer Allianz."),
+    ("Which sourdough hydration did we settle on?", "Seventy-five percent with a long cold proof."),
+    ("The balcony tomatoes got blossom end rot.", "Calcium and even watering; mulch the pots."),
+    ("Cancel the gym membership at the end of the quarter.", "Written to the gym; it ends on 31 December."),
+]
+QUESTIONS = [
+    "guest wifi password",
+    "NAS fan noise",
+    "dentist appointment",
+    "dinner in Chamonix",
+    "sister wedding date",
+    "boiler pressure",
+    "car insurance renewal",
+    "sourdough hydration",
+    "tomatoes blossom end rot",
+    "gym membership cancel",
+]
+
+
+def _vault(root: Path, days_ago: int = 25) -> list[str]:
+    """Ten sessions, one a day from `days_ago` days back, and a few memory notes; returns the sessions' paths."""
+    paths = []
+    for n, (said, reply) in enumerate(TOPICS):
+        when = NOW - dt.timedelta(days=days_ago - n, hours=3)
+        paths.append(write_summary(root, when, said, reply, f"Linked [[Home]] on day {n}.\n"))
+    write(root, "memory/coffee machine.md", "---\ntype: fact\n---\nThe coffee machine descales in the last week.\n")
+    write(root, "memory/Home.md", "---\ntype: fact\n---\nThe flat is on the third floor, no lift.\n")
+    return paths
+
+
+def _warm(ws: Workspace, query: str) -> list[tuple[str, str, str]]:
+    context = ws.recall().recall(query, as_of=NOW, k=10)
+    return [(i.path, i.kind, i.tier) for i in context.results]
+
+
+def test_an_old_session_is_recalled_first_by_its_topic(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    paths = _vault(root)
+    ws = workspace(root)
+    ws.indexer().sync()
+    for path, question in zip(paths, QUESTIONS, strict=True):
+        results = _warm(ws, question)
+        assert results[0] == (path, "session", "warm"), question
+    ws.close()
+
+
+def test_a_session_is_shown_by_what_was_said(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    paths = _vault(root)
+    ws = workspace(root)
+    ws.indexer().sync()
+    recall = ws.recall()
+    context = recall.recall("boiler pressure", as_of=NOW)
+    item = context.results[0]
+    assert item.path == paths[5]
+    assert item.title == TOPICS[5][0]
+    passage = recall.passage(item)
+    first = passage.splitlines()[0]
+    assert first.startswith(item.date or "-") and "alice" in first
+    assert TOPICS[5][0] in passage and TOPICS[5][1] in passage and "Linked [[Home]]" in passage
+    place = recall.locate(item)
+    assert TOPICS[5][0][:30] in place.snippet
+    ws.close()
+
+
+def test_the_conversation_note_carries_its_session(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    paths = _vault(root)
+    when = NOW - dt.timedelta(days=25, hours=3)
+    write(
+        root,
+        "Chats/2026-11-02 Guest wifi.md",
+        f"---\ntype: conversation\ndate: {when.date()}\ntime: '{when:%H:%M}'\nuser_id: alice\n"
+        f"session: {paths[0]}\n---\nalice: where is the guest wifi password?\nagent: on the fridge card.\n",
+    )
+    # The same exchange filed again without naming its summary: matched by its moment and session key.
+    when2 = NOW - dt.timedelta(days=24, hours=3)
+    write(
+        root,
+        "Chats/2026-11-03 NAS.md",
+        f"---\ntype: conversation\ndate: {when2.date()}\ntime: '{when2:%H:%M}'\nuser_id: alice\n---\n"
+        "alice: the NAS fan grinds.\nagent: the bearing, probably.\n",
+    )
+    ws = workspace(root)
+    ws.indexer().sync()
+    wifi = [p for p, _, _ in _warm(ws, "guest wifi password")]
+    assert wifi[0] == "Chats/2026-11-02 Guest wifi.md"
+    assert paths[0] not in wifi
+    nas = [p for p, _, _ in _warm(ws, "NAS fan noise")]
+    assert nas[0] == "Chats/2026-11-03 NAS.md"
+    assert paths[1] not in nas
+    # A summary no note carries is still listed itself.
+    assert _warm(ws, "dentist appointment")[0][0] == paths[2]
+    ws.close()
+
+
+def test_heartbeats_never_reach_the_results(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    paths = _vault(root, days_ago=30)
+    beats = set(write_heartbeats(root, NOW - dt.timedelta(days=3), 500, every=dt.timedelta(minutes=50)))
+    ws = workspace(root)
+    report = ws.indexer().sync()
+    assert report.sessions_left_out == 500
+    for path, question in zip(paths, QUESTIONS, strict=True):
+        results = [p for p, _, _ in _warm(ws, question)]
+        assert results[0] == path, question
+        assert not beats & set(results), question
+    for question in ("what needs attention?", "heartbeat", "anything new today?"):
+        assert not beats & {p for p, _, _ in _warm(ws, question)}, question
+    ws.close()
