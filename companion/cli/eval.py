@@ -88,6 +88,17 @@ def register(sub: Any) -> None:
         help="with --features: the questions belong to another vault, so no note here answers them (their filters "
         "and dates are left out); they teach the fusion what no match looks like",
     )
+    p.add_argument(
+        "--rankings",
+        metavar="OUT.jsonl",
+        help="also write each question's ranking (the first mode's) with its evidence, for a later --against",
+    )
+    p.add_argument(
+        "--against",
+        metavar="RANKINGS.jsonl",
+        help="compare the first mode question by question with rankings an earlier run wrote (--rankings): a change "
+        "to recall, or the same questions over another vault; questions are paired by id",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
 
@@ -139,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
     if args.unanswerable and not args.features:
         raise ConfigError("--unanswerable only applies with --features")
     questions = load_questions(args.questions)
+    earlier = read_rankings(args.against) if args.against else {}
     used = load_questions(args.use) if args.use else []
     if args.features:
         return _write_features(args, questions)
@@ -180,6 +192,9 @@ def run(args: argparse.Namespace) -> int:
     # The first mode against each other one, question by question: is a gain real or noise at this many questions?
     comparisons = {m: [paired(judged[modes[0]], judged[m], metric) for metric in PAIRED_METRICS] for m in modes[1:]}
     worse = _worse_by_label(judged, modes)
+    if args.rankings:
+        write_rankings(args.rankings, judged[modes[0]])
+    against = _against(judged[modes[0]], earlier) if args.against else []
     if args.json:
         print_json(
             {
@@ -191,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
                 "misses": [j.id for j in judged[modes[0]] if not j.hit_at(5)],
                 "worse_by_label": worse,
                 "use": {"questions": len(used), "accesses": accesses} if args.use else None,
+                "against": {p.metric: p.as_dict() for p in against} if args.against else None,
             }
         )
         return 0
@@ -202,6 +218,8 @@ def run(args: argparse.Namespace) -> int:
         _table(label, {m: labels[m][label] for m in modes if label in labels[m]})
     for mode, ps in comparisons.items():
         _paired_table(modes[0], mode, ps)
+    if against:
+        _paired_table(modes[0], args.against, against)
     if len(modes) > 1:
         named = [f"{w['label']} ({w['metric']} {w['diff']:+.3f} against {w['against']})" for w in worse]
         print(
@@ -332,3 +350,46 @@ def _paired_table(first: str, other: str, comparisons: list[Paired]) -> None:
             f"  {p.metric:<6}{p.diff:>+8.3f}  [{p.low:+.3f}, {p.high:+.3f}]"
             f"  better on {p.wins}, worse on {p.losses}: {verdict}"
         )
+
+
+def write_rankings(path: str, judged: list[Judged]) -> None:
+    """Write each question's ranking and evidence, one JSON object a line (what `--against` reads)."""
+    lines = [
+        json.dumps({"id": j.id, "label": j.label, "ranked": list(j.ranked), "evidence": sorted(j.evidence)})
+        for j in judged
+    ]
+    try:
+        Path(path).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"--rankings {path}: cannot be written ({exc.strerror or exc})") from exc
+
+
+def read_rankings(path: str) -> dict[str, Judged]:
+    """The rankings an earlier run wrote, by question id; a ConfigError names the file and line of a bad one."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--against {path}: cannot be read ({exc})") from exc
+    out: dict[str, Judged] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            judged = Judged(
+                str(row["id"]),
+                str(row.get("label") or "-"),
+                tuple(str(p) for p in row["ranked"]),
+                frozenset(str(p) for p in row["evidence"]),
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(f"--against {path}, line {number}: not a ranking `--rankings` writes ({exc})") from exc
+        out[judged.id] = judged
+    return out
+
+
+def _against(now: list[Judged], earlier: dict[str, Judged]) -> list[Paired]:
+    both = [j for j in now if j.id in earlier]
+    if not both:
+        raise ConfigError("--against: none of these questions is in that file (questions are paired by id)")
+    return [paired(both, [earlier[j.id] for j in both], metric) for metric in PAIRED_METRICS]
