@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from companion.agent import arguments
+from companion.agent.periods import RecentSessions, recent
 from companion.agent.timeline import MOST_AROUND, Anchor, Happening, note_moment, place
 from companion.agent.views import Found, Graph, Links, LinkView, Listed, NoteView, Surfaced, Timeline, TimelineEntry
 from companion.embedding.tokens import TokenCounter
@@ -32,7 +33,7 @@ from companion.recall.context import AssembledContext
 from companion.recall.language import language_of
 from companion.recall.scope import Scope
 from companion.recall.shown import located
-from companion.recall.temporal import TemporalItem, summarise
+from companion.recall.temporal import summarise
 from companion.secrets import redact_output, redact_text
 from companion.vault.dates import note_day
 from companion.vault.graph import VaultGraph
@@ -347,13 +348,19 @@ class AgentApi:
         out.sort(key=lambda n: (n.date or "", n.path), reverse=True)
         return redact_output(out[:limit])
 
-    def recall_recent(self, hours: float | None = None, limit: int | None = None) -> list[TemporalItem]:
-        """`recall_recent`: completed sessions of the last hours, newest first."""
-        if hours is not None and not 0 < hours <= 24 * 3650:
-            raise AgentInputError("hours", "must be more than 0 and at most ten years of hours")
-        if limit is not None:
-            limit = arguments.count("limit", limit, MAX_RESULTS)
-        return redact_output(self.workspace.recall().recall_recent(hours, limit))
+    def recall_recent(
+        self,
+        hours: float | None = None,
+        limit: int | None = None,
+        *,
+        period: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        as_of: str | None = None,
+    ) -> RecentSessions:
+        """`recall_recent`: the completed sessions of the last hours, or every session of a period (in words, or
+        `since` and `until` days), newest first, each with its one-line exchange (see `companion.agent.periods`)."""
+        return redact_output(recent(self.workspace.recall(), hours, limit, period, since, until, as_of))
 
     def timeline(
         self,

@@ -29,9 +29,10 @@ from companion.cli.output import print_json
 from companion.errors import CompanionError, ConfigError
 from companion.recall import shown
 from companion.recall.engine import Recall
+from companion.recall.recap import session_line
 from companion.recall.results import Located, RecalledContext, relevance_text
 from companion.recall.scope import Scope, parse_as_of, where_from_mapping
-from companion.recall.temporal import temporal_json
+from companion.recall.temporal import TemporalItem, temporal_json
 from companion.secrets import redact_output, redact_text
 from companion.words import counted
 from companion.workspace import Workspace
@@ -133,14 +134,22 @@ def context_json(context: RecalledContext, located: dict[str, Located] | None = 
     """A `RecalledContext` as JSON (with each result's link and snippet where `located` has them): the matches, or
     when none reaches the relevance floor the closest notes, each with `match` saying which it is."""
     located = located or {}
-    r = context.date_range
+    r, p = context.date_range, context.period
+    listed = _listed(context)
     return {
         "query": context.query,
         "as_of": context.as_of.isoformat(timespec="seconds"),
         "recap": context.recap,
         "date_range": None if r is None else {"start": str(r.start), "end": str(r.end), "phrase": r.phrase},
+        "period": None
+        if p is None
+        else {"start": str(p.start), "end": str(p.end), "phrase": p.phrase, "more": context.period_more},
         "results": [
-            {**_with_place(item_json(i), located.get(i.path)), "match": i.matches(context.floor)}
+            {
+                **_with_place(item_json(i), located.get(i.path)),
+                **_session(listed.get(i.path)),
+                "match": i.matches(context.floor),
+            }
             for i in context.shown(len(context.results))
         ],
         "no_good_match": context.no_good_match,
@@ -159,18 +168,25 @@ def _print(context: RecalledContext, explain: bool, why: str = "", located: dict
     if context.date_range is not None:
         r = context.date_range
         _say(f"dates   '{r.phrase}' = {r.start} .. {r.end}")
-    if context.recap:
+    if context.period is not None:
+        p = context.period
+        more = f"; {context.period_more} more not listed (`companion recent --period '{p.phrase}'` lists them)"
+        _say(f"recap   the sessions of {p.start} .. {p.end} first, newest first{more if context.period_more else ''}")
+    elif context.recap:
         _say("recap   recent sessions first, by time")
     if not context.results:
         _say(why or "no notes found")
     elif context.no_good_match:
         _say("no good match: no note is relevant enough; the closest ones are")
+    listed = _listed(context)
     for rank, item in enumerate(context.shown(len(context.results)), 1):
         place = located.get(item.path)
         where = f"  › {place.heading}" if place is not None and place.heading else ""
         date = f"  ({item.date[:10]})" if item.date else ""
         _say(f"{rank:>2}. {relevance_text(item):>5} {item.tier:<8} {item.path}{where}{date}")
-        if place is not None and place.snippet and item.explanation is not None:
+        if item.path in listed:
+            _say(f"      {session_line(listed[item.path])}")
+        elif place is not None and place.snippet and item.explanation is not None:
             _say(f"      {place.snippet}")
         if explain and item.explanation is not None:
             for line in item.explanation.lines():
@@ -180,7 +196,7 @@ def _print(context: RecalledContext, explain: bool, why: str = "", located: dict
             f"hot     {counted(len(context.sessions), 'session')}: "
             + ", ".join(f"{s.date} {s.time}" for s in context.sessions)
         )
-    if context.temporal:
+    if context.temporal and context.period is None:
         _say(f"recent  {counted(len(context.temporal), 'session')} in the temporal tier (companion recent lists them)")
 
 
@@ -287,6 +303,16 @@ def _batch(engine: Recall, args: argparse.Namespace, lines: list[BatchQuery | tu
         print(f"companion: {failed} of {len(lines)} batch lines failed (see their `error`)", file=sys.stderr)
         return 1
     return 0
+
+
+def _listed(context: RecalledContext) -> dict[str, TemporalItem]:
+    """The sessions a recall listed by time (a period's, the temporal tier's), by the path of their note."""
+    return {t.path: t for t in (*context.temporal, *context.period_sessions)}
+
+
+def _session(item: TemporalItem | None) -> dict[str, Any]:
+    """A session listed by time, for its result's JSON: when, who, and its exchange on one line."""
+    return {} if item is None else {"session": {**temporal_json(item), "line": session_line(item)}}
 
 
 def _with_place(data: dict[str, Any], place: Located | None) -> dict[str, Any]:

@@ -1,10 +1,12 @@
-"""`companion recent`: the temporal tier by itself (`recall_recent`), newest first, redacted as agents are shown it."""
+"""`companion recent`: the temporal tier by itself (`recall_recent`), or every session of a period (`--period 'last
+week'`), newest first, each with its exchange, redacted as agents are shown it."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from companion.agent.periods import EXAMPLES, RecentSessions, sessions_of
 from companion.cli.args import (
     add_scope_arguments,
     add_vault_arguments,
@@ -14,9 +16,11 @@ from companion.cli.args import (
 )
 from companion.cli.output import print_json
 from companion.errors import ConfigError
+from companion.recall.dates import find_date_range
 from companion.recall.scope import parse_as_of
-from companion.recall.temporal import temporal_json
 from companion.secrets import redact_output, redact_text
+from companion.vault.sessions import local_moment
+from companion.words import counted
 
 MAX_HOURS = 24 * 3660
 """The longest window `--hours` accepts."""
@@ -28,6 +32,12 @@ def register(sub: Any) -> None:
     add_vault_arguments(p)
     p.add_argument("--hours", type=float, default=None, help="how far back (default: recall.recent_hours, 48)")
     p.add_argument("--limit", type=int, default=None, help="how many sessions (default: recall.recent_limit, 10)")
+    p.add_argument(
+        "--period",
+        metavar="WORDS",
+        help="every session of a period instead of the last hours: 'last week', 'yesterday', 'in March', "
+        "'on 3 November', 2026-11-03",
+    )
     add_scope_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
@@ -39,22 +49,39 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--hours must be more than 0 and at most {MAX_HOURS} (ten years)")
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be at least 1")
+    if args.period is not None and args.hours is not None:
+        raise ConfigError("give --hours or --period, not both")
     scope = scope_from_args(args)
-    as_of = parse_as_of(args.as_of)
+    moment = local_moment(parse_as_of(args.as_of))
+    period = None
+    if args.period is not None:
+        period = find_date_range(args.period, moment)
+        if period is None:
+            raise ConfigError(f"--period {args.period!r} names no past period; say e.g. {EXAMPLES}")
     ws = open_workspace(args)
     try:
         sync_first(ws, args)
-        items = ws.recall().recall_recent(args.hours, args.limit, as_of=as_of, scope=scope)
+        engine = ws.recall()
+        if period is not None:
+            found = sessions_of(engine, period, moment, args.limit or engine.settings.recent_limit, scope)
+        else:
+            found = RecentSessions(tuple(engine.recall_recent(args.hours, args.limit, as_of=moment, scope=scope)))
     finally:
         ws.close()
     if args.json:
-        print_json(redact_output({"sessions": [temporal_json(t) for t in items]}))
+        print_json(redact_output(found.as_json()))
         return 0
-    if not items:
+    if period is not None:
+        print(f"the sessions of {period.start} .. {period.end} ('{period.phrase}'), newest first")
+        if not found.sessions:
+            print("no sessions in that period")
+    elif not found.sessions:
         print("no completed sessions in that window")
-    for t in items:
+    for t in found.sessions:
         who = f"{t.user_id}/{t.chat_id}" if t.chat_id else t.user_id
         print(redact_text(f"{t.when:%Y-%m-%d %H:%M}  {who:<18} {t.title}"))
         if t.summary:
             print(redact_text(f"{'':18}{t.summary}"))
+    if found.more:
+        print(f"and {counted(found.more, 'more session')} of that period (--limit shows more)")
     return 0

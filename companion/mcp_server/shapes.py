@@ -132,13 +132,23 @@ class Session(Shape):
     when: str = Field(description="When it took place (ISO, local time)")
     user_id: str = Field(description="Who it was with")
     chat_id: str = Field(description="Which chat")
-    summary: str = Field(description="The user's message and the agent's answer, shortened")
+    summary: str = Field(description="One line: the user's message → the agent's answer, shortened")
+
+
+class Period(Shape):
+    """The days a period covers."""
+
+    start: str = Field(description="Its first day (ISO)")
+    end: str = Field(description="Its last day (ISO), never after the moment asked about")
+    phrase: str = Field(description="The words it was read from")
 
 
 class Recent(Shape):
     """What `recall_recent` returns."""
 
     sessions: list[Session] = Field(description="Newest first")
+    period: Period | None = Field(default=None, description="The period listed, null for the last hours")
+    more: int = Field(default=0, description="Sessions of the period past the limit, not listed")
 
 
 class Context(Shape):

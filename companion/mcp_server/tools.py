@@ -20,7 +20,6 @@ from companion.agent.timeline import MOST_AROUND
 from companion.agent.views import Found, no_good_match
 from companion.agent.writes import MEMORY_TYPES
 from companion.mcp_server import shapes
-from companion.recall.temporal import temporal_json
 from companion.words import one_line, significant
 
 if TYPE_CHECKING:
@@ -217,13 +216,34 @@ def add_read_tools(server: MCPServer, companion: CompanionServer) -> None:
     @_tool(server, READ_ONLY)
     async def recall_recent(
         ctx: Context[Any, Any],
-        hours: Annotated[float, Field(gt=0, le=24 * 3650, description="How far back, in hours")] = 48,
+        hours: Annotated[
+            float | None,
+            Field(gt=0, le=24 * 3650, description="How far back, in hours (default 48); not with a period"),
+        ] = None,
         limit: Annotated[int, Field(ge=1, le=MAX_RESULTS, description="Most sessions to return")] = 10,
+        period: Annotated[
+            str | None,
+            Field(
+                max_length=200,
+                description="A period in words: 'last week', 'yesterday', 'this week', 'in March', 'on 3 November', "
+                "or a day such as 2026-11-03; every session of it is listed, not only the completed ones",
+            ),
+        ] = None,
+        since: Annotated[Day | None, Field(description="The first day of a period (not with period)")] = None,
+        until: Annotated[Day | None, Field(description="Its last day (default today); needs since")] = None,
+        as_of: Annotated[
+            str | None,
+            Field(max_length=40, description="Answer as if at this ISO moment ('last week' is then its last week)"),
+        ] = None,
     ) -> shapes.Recent:
-        """The conversation sessions of the last hours, newest first, each with a short summary: what the user and
-        the agent talked about lately."""
-        items = await companion.call(lambda api: api.recall_recent(hours, limit), ctx)
-        return shapes.Recent.model_validate({"sessions": [temporal_json(t) for t in items]})
+        """The conversation sessions of the last hours, or of a period ("last week", "in March", since and until),
+        newest first, each with one line of what was said: the user's message → the answer. Session summaries,
+        conversation notes and imported agents' sessions are listed once each; more says how many sessions of the
+        period the limit left out. Use it for "what did we talk about last week?"."""
+        found = await companion.call(
+            lambda api: api.recall_recent(hours, limit, period=period, since=since, until=until, as_of=as_of), ctx
+        )
+        return shapes.Recent.model_validate(found.as_json())
 
     @_tool(server, READ_ONLY)
     async def context(
@@ -234,7 +254,9 @@ def add_read_tools(server: MCPServer, companion: CompanionServer) -> None:
         ] = None,
     ) -> shapes.Context:
         """A ready memory context for a message, held to a token budget: the vault's memory rules, the latest
-        summary, recent sessions, the related notes and the last turns. Put its text before the message."""
+        summary, recent sessions, the related notes and the last turns. Put its text before the message. A message
+        asking what was talked about in a period ("last week", "on 3 November") gets that period's sessions, each
+        with its exchange, instead of the recent ones."""
         assembled, counter = await companion.call(lambda api: api.context(message, budget), ctx)
         return shapes.Context(
             text=assembled.text,

@@ -8,9 +8,11 @@ from __future__ import annotations
 from companion.embedding.tokens import TokenCounter
 from companion.recall.context import AssembledContext, Piece, assemble
 from companion.recall.engine import Recall
+from companion.recall.recap import session_line
 from companion.recall.results import RecalledContext, RecallItem
 from companion.recall.shown import passage
 from companion.recall.temporal import summarise
+from companion.words import counted
 
 
 def used_items(
@@ -51,7 +53,13 @@ def build(engine: Recall, recalled: RecalledContext, budget: int, count: TokenCo
         )
         for t in recalled.temporal
     ]
-    if recalled.recap:
+    if recalled.period is not None:
+        # A recap of a period lists that period's sessions (hot ones too), each with its exchange.
+        recent = [Piece("recent", f"- {session_line(t)}", t.when.timestamp(), t.path) for t in recalled.period_sessions]
+        if recalled.period_more:
+            more = counted(recalled.period_more, "more session")
+            recent.append(Piece("recent", f"- and {more} of {recalled.period.phrase}, not listed", 0.0))
+    elif recalled.recap:
         # A recap is about the latest sessions, hot ones first of all: list them with summaries too, as their
         # raw turns are the first thing trimmed.
         recent += [

@@ -27,6 +27,7 @@ from companion.recall.candidates import Hit, NoteIndex, NoteInfo
 from companion.recall.dates import DateRange, find_date_range
 from companion.recall.decay import AccessStats, Decay, decay
 from companion.recall.fusion import NO_EVIDENCE, FusionModel, default_model
+from companion.recall.recap import latest_first, list_period, period_first, recap_period, topic_of
 from companion.recall.results import (
     BOOST_LOG_ODDS,
     SUPERSEDED_FACTOR,
@@ -171,24 +172,31 @@ class Recall:
             # Replaying the past: notes dated after the moment did not exist yet.
             scope = scope.narrowed(until=moment.date())
         date_range = find_date_range(query, moment)
+        period = recap_period(query, date_range)  # "what did we talk about last week?": its sessions come first
         # "What did we talk about on 2 May?" is a recap of that day, not of the last two: the date decides.
         recent_range = date_range is None or date_range.end >= moment.date() - dt.timedelta(days=1)
-        recap = recap_boost(query) and recent_range
+        recap = (recap_boost(query) and recent_range) or period is not None
         by_time = recap and is_pure_recap(query)
 
-        # One read of the sessions serves both the hot and the temporal tier (the recap boost doubles the hours).
+        # One read of the sessions serves the hot tier, the temporal tier (the recap boost doubles the hours) and
+        # the period a recap names.
         hours = self.settings.recent_hours * (2 if recap else 1)
         first_day = min(window_start(self.policy, moment), (moment - dt.timedelta(hours=hours)).date())
-        refs = self.sessions_since(first_day, moment, scope)
+        refs = self.sessions_since(min(first_day, period.start) if period else first_day, moment, scope)
         hot_refs, pushed_refs = self._partition(refs, moment)
+        hot_paths = {p for r in hot_refs for p in r.paths}
+        limit = self.settings.recent_limit * (2 if recap else 1)
         temporal: list[TemporalItem] = []
-        if self.settings.temporal_context or recap:
-            hot_paths = {p for r in hot_refs for p in r.paths}
-            limit = self.settings.recent_limit * (2 if recap else 1)
+        if (self.settings.temporal_context or recap) and period is None:
             recent = self._recent(refs, moment, hours, limit + len(hot_refs), recap)
             temporal = [t for t in recent if t.path not in hot_paths][:limit]
 
-        scored = self._score(query, k, moment, scope, date_range, len(hot_refs) + len(temporal))
+        scored = self._score(query, k, moment, scope, date_range, len(hot_refs) + (limit if period else len(temporal)))
+        floor, listing = self.floor(), None
+        if period is not None:
+            found = [i.path for i in scored if i.matches(floor)]
+            listing = list_period(refs, period, self.vault, limit, topic=topic_of(query, period), matches=found)
+            temporal = [t for t in listing.items if t.path not in hot_paths]
         tier_of: dict[str, Tier] = {}
         for ref in hot_refs:
             tier_of.update(dict.fromkeys(ref.paths, "hot"))
@@ -197,11 +205,11 @@ class Recall:
         matched = [item if item.path not in tier_of else replace(item, tier=tier_of[item.path]) for item in scored]
         warm = tuple(item for item in matched if item.tier == "warm")[: self.policy.warm_results]
 
-        if by_time:
+        if listing is not None:
+            results = period_first(listing, hot_paths, matched, floor)
+        elif by_time:
             # A recap with no topic is about time, not meaning: recent sessions first, newest first, then matches.
-            latest = [_session_item(r, "hot") for r in hot_refs] + [_temporal_item(t) for t in temporal]
-            latest_paths = {i.path for i in latest}
-            results = _by_time(latest, hot_refs, temporal) + [i for i in matched if i.path not in latest_paths]
+            results = latest_first(hot_refs, temporal, matched)
         else:
             results = matched
         hot_sessions = tuple(self._with_body(r.summary) if bodies else r.summary for r in hot_refs)
@@ -216,9 +224,12 @@ class Recall:
             recap=recap,
             date_range=date_range,
             notice=getattr(self.index, "dense_unavailable", None) or getattr(self.index, "dense_partial", None),
-            floor=self.floor(),
+            floor=floor,
             dense_built=self.dense_built(),
             words_only=getattr(self.index, "dense_unavailable", None) is not None,
+            period=period,
+            period_sessions=listing.items if listing else (),
+            period_more=listing.more if listing else 0,
         )
 
     def passage(self, item: RecallItem, max_chars: int = 1200) -> str:
@@ -563,25 +574,6 @@ def _drop_later_today(hits: dict[str, Hit], moment: dt.datetime) -> None:
         when = session_datetime(date, str(hit.info.frontmatter.get("time") or ""))
         if when is not None and when > moment:
             del hits[path]
-
-
-def _session_item(ref: SessionRef, tier: Tier) -> RecallItem:
-    s = ref.summary
-    return RecallItem(ref.carrier, ref.title, tier, 0.0, "conversation", "conversation", s.date, "", None)
-
-
-def _temporal_item(item: TemporalItem) -> RecallItem:
-    date = item.when.date().isoformat()
-    return RecallItem(item.path, item.title, "temporal", 0.0, "conversation", "conversation", date, "", None)
-
-
-def _by_time(items: list[RecallItem], hot: Sequence[SessionRef], temporal: Sequence[TemporalItem]) -> list[RecallItem]:
-    when: dict[str, dt.datetime] = {t.path: t.when for t in temporal}
-    for ref in hot:
-        stamp = ref.summary.when or session_datetime(ref.summary.date, ref.summary.time)
-        if stamp is not None:
-            when[ref.carrier] = stamp
-    return sorted(items, key=lambda i: (when.get(i.path, dt.datetime.min), i.path), reverse=True)
 
 
 def _distinct(items: Iterable[RecallItem]) -> list[RecallItem]:

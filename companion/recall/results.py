@@ -208,6 +208,12 @@ class RecalledContext:
     """The share of the index's chunks that have their vectors (below 1 while a build embeds; see `notice`)."""
     words_only: bool = False
     """The results were ranked by their words alone (the meaning side unavailable or still being built for them)."""
+    period: DateRange | None = None
+    """The period whose sessions a recap lists first ("what did we talk about last week?"), else None."""
+    period_sessions: tuple[TemporalItem, ...] = ()
+    """Those sessions as listed (hot ones too), each with its one-line exchange as `summary`."""
+    period_more: int = 0
+    """Sessions of that period past the listing's bound, not listed."""
 
     @property
     def full_notice(self) -> str | None:

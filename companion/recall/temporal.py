@@ -201,10 +201,10 @@ def recent_items(
 
 
 def summarise(session: SessionSummary, width: int = 240) -> str:
-    """One or two lines for a session: the user's message and the agent's answer, else the body's start; redacted
-    (every reader of these lines is an agent or the command line), before the cut, which could end inside a secret."""
+    """One line for a session: "the user's message → the agent's answer", else the body's start; redacted (every
+    reader of these lines is an agent or the command line), before the cut, which could end inside a secret."""
     parts = [p.strip() for p in (session.user_msg, session.sentinel_msg) if p.strip()]
-    text = redact_text(" / ".join(parts) if parts else " ".join(session.body.split()))
+    text = redact_text(" → ".join(parts) if parts else " ".join(session.body.split()))
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 

@@ -149,11 +149,11 @@ def test_recent_items_ties_break_on_path_descending() -> None:
 def test_recent_items_summaries_only_when_asked() -> None:
     sessions = _carried(_session("2026-03-10", "12:00:00", user_msg="plan the ski trip", answer="booked the chalet"))
     assert recent_items(sessions, NOW)[0].summary == ""
-    assert recent_items(sessions, NOW, summaries=True)[0].summary == "plan the ski trip / booked the chalet"
+    assert recent_items(sessions, NOW, summaries=True)[0].summary == "plan the ski trip → booked the chalet"
 
 
 def test_summarise_joins_messages_or_falls_back_to_the_body() -> None:
-    assert summarise(_session("2026-03-10", "12:00", user_msg="  hi  ", answer=" hello ")) == "hi / hello"
+    assert summarise(_session("2026-03-10", "12:00", user_msg="  hi  ", answer=" hello ")) == "hi → hello"
     assert summarise(_session("2026-03-10", "12:00", user_msg="only the user")) == "only the user"
     assert summarise(_session("2026-03-10", "12:00", answer="only the agent")) == "only the agent"
     assert summarise(_session("2026-03-10", "12:00", body="  line one\n\n line   two  ")) == "line one line two"

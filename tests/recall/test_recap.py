@@ -1,0 +1,136 @@
+"""Recap questions that name a period list that period's sessions first, newest first, each with its exchange: on
+real files, a real manifest and a real embedded store (hashing embedder), the clock frozen with `as_of`."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+
+import pytest
+
+from companion.config import RecallConfig
+from companion.recall.dates import find_date_range
+from companion.recall.recap import recap_period, topic_of
+from companion.recall.results import RecalledContext
+from companion.workspace import Workspace
+from tests.helpers.recapvault import NOW, TOKEN, Written, expected, last_monday, write_recap_vault
+from tests.helpers.workspaces import workspace
+
+MONDAY = last_monday(NOW.date())
+MEMORY = "Memory/What we talked about.md"
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspace, dict[str, Written]]]:
+    root = tmp_path_factory.mktemp("recap") / "vault"
+    sessions = write_recap_vault(root)
+    ws = workspace(root, data_dir=tmp_path_factory.mktemp("recap-data"))
+    ws.indexer().sync()
+    yield ws, sessions
+    ws.close()
+
+
+def paths(context: RecalledContext) -> list[str]:
+    return [i.path for i in context.results]
+
+
+def test_last_week_lists_its_sessions_first_newest_first_above_a_note_that_says_last_week(
+    vault: tuple[Workspace, dict[str, Written]],
+) -> None:
+    ws, sessions = vault
+    context = ws.recall().recall("What did we talk about last week?", as_of=NOW)
+    week = expected(sessions, MONDAY, MONDAY + dt.timedelta(days=6), NOW)
+    assert week == [sessions[n].path for n in ("restic", "apple", "bike", "boiler")]
+    assert paths(context)[:4] == week
+    assert [i.tier for i in context.results[:4]] == ["temporal"] * 4
+    assert MEMORY in paths(context), "the note that says 'last week' is still recalled, after the sessions"
+    assert paths(context).index(MEMORY) > 3
+    # One entry per session: the conversation note carrying the apple summary stands for it.
+    assert sessions["apple"].path.startswith("Conversations/")
+    assert not any(p.startswith(f"ops/sessions/{sessions['apple'].when.date()}") for p in paths(context))
+    assert context.period is not None and (context.period.start, context.period.end) == (
+        MONDAY,
+        MONDAY + dt.timedelta(days=6),
+    )
+    assert context.period_more == 0
+    # Each with its one-line exchange, redacted, the imported session's read from its turns.
+    said = {t.path: t.summary for t in context.period_sessions}
+    for name in ("boiler", "bike", "apple", "restic"):
+        s = sessions[name]
+        assert said[s.path].endswith(f"→ {s.reply}"), said[s.path]
+        assert said[s.path].startswith(s.user.split(TOKEN)[0].strip()), said[s.path]
+    assert TOKEN not in " ".join(said.values()) and "[REDACTED:github_token]" in said[sessions["restic"].path]
+    assert "Read: backup.sh" not in said[sessions["restic"].path], "a tool call is not the reply"
+
+
+def test_the_listing_is_bounded_and_says_how_many_more(vault: tuple[Workspace, dict[str, Written]]) -> None:
+    ws, sessions = vault
+    recall = ws.recall()
+    recall.settings = RecallConfig(recent_limit=1)
+    context = recall.recall("What did we talk about last week?", as_of=NOW)
+    assert [t.path for t in context.period_sessions] == [sessions["restic"].path, sessions["apple"].path]
+    assert context.period_more == 2
+    assert paths(context)[:2] == [sessions["restic"].path, sessions["apple"].path]
+
+
+def test_yesterday_lists_yesterday_s_sessions_not_today_s(vault: tuple[Workspace, dict[str, Written]]) -> None:
+    ws, sessions = vault
+    context = ws.recall().recall("what did we talk about yesterday?", as_of=NOW)
+    assert paths(context)[:2] == [sessions["film"].path, sessions["train"].path]
+    assert {i.tier for i in context.results[:2]} == {"hot"}, "yesterday is in the hot window"
+    assert [t.path for t in context.period_sessions] == [sessions["film"].path, sessions["train"].path]
+    assert sessions["weather"].path not in paths(context)[:2]
+
+
+def test_in_march_asked_in_november_lists_march_s_sessions(vault: tuple[Workspace, dict[str, Written]]) -> None:
+    ws, sessions = vault
+    context = ws.recall().recall("What did we talk about in March?", as_of=NOW)
+    assert paths(context)[:2] == [sessions["easter"].path, sessions["fence"].path]
+    assert paths(context).index(MEMORY) > 1
+    fence = next(t for t in context.period_sessions if t.path == sessions["fence"].path)
+    assert fence.summary == "Which paint for the fence? → Osmo oil, two coats."
+
+
+@pytest.mark.parametrize("question", ["what did we talk about on 3 November?", "recap of 3 November"])
+def test_on_3_november_lists_that_day(vault: tuple[Workspace, dict[str, Written]], question: str) -> None:
+    ws, sessions = vault
+    context = ws.recall().recall(question, as_of=NOW)
+    assert paths(context)[:2] == [sessions["car"].path, sessions["dentist"].path]
+
+
+def test_a_replay_lists_only_what_had_happened_by_its_moment(vault: tuple[Workspace, dict[str, Written]]) -> None:
+    ws, sessions = vault
+    moment = dt.datetime.combine(MONDAY + dt.timedelta(days=2), dt.time(12, 0))  # Wednesday noon of last week
+    context = ws.recall().recall("what did we talk about this week?", as_of=moment)
+    assert paths(context)[:2] == [sessions["bike"].path, sessions["boiler"].path]
+    assert [t.path for t in context.period_sessions] == [sessions["bike"].path, sessions["boiler"].path]
+
+
+def test_a_recap_with_a_topic_lists_the_period_s_sessions_about_it_first(
+    vault: tuple[Workspace, dict[str, Written]],
+) -> None:
+    ws, sessions = vault
+    context = ws.recall().recall("What did we say about the boiler last week?", as_of=NOW)
+    # The boiler session first though it is the oldest, then the week's others newest first, then other matches.
+    assert paths(context)[:4] == [sessions[n].path for n in ("boiler", "restic", "apple", "bike")]
+    assert context.period is not None
+    assert "Memory/Boiler.md" in paths(context)[4:]
+
+
+@pytest.mark.parametrize(
+    ("question", "period", "topic"),
+    [
+        ("What did we talk about last week?", "last week", ()),
+        ("what did we talk about on 3 November?", "on 3 November", ()),
+        ("yesterday?", "yesterday", ()),
+        ("what happened last week", "last week", ()),
+        ("What did we say about the boiler last week?", "last week", ("boiler",)),
+        ("the boiler pressure yesterday", None, ("boiler", "pressure")),  # a topic with a date: ranked by meaning
+        ("what did we talk about recently?", None, ()),  # no period: the recent sessions, as before
+        ("boiler pressure in March", None, ("boiler", "pressure")),
+    ],
+)
+def test_which_questions_are_recaps_of_a_period(question: str, period: str | None, topic: tuple[str, ...]) -> None:
+    found = recap_period(question, find_date_range(question, NOW))
+    assert (found.phrase if found else None) == period
+    assert topic_of(question, find_date_range(question, NOW)) == topic
