@@ -420,6 +420,10 @@ class Manifest:
         out.update(sessionshapes.left_out(self._db))  # summaries known to be boilerplate, read already
         return out
 
+    def stats_of_chatter(self) -> dict[str, tuple[int, int]]:
+        """Path to (mtime_ns, size) of the session summaries left out as boilerplate."""
+        return sessionshapes.left_out(self._db)
+
     def note(self, path: str) -> NoteRecord | None:
         """The record of one indexed note."""
         row = self._db.execute(

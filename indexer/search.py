@@ -573,6 +573,10 @@ class Searcher:
         """Conversation notes dated within `[first_day, last_day]`."""
         return [info_from_record(r) for r in self.manifest.dated(first_day.isoformat(), last_day.isoformat())]
 
+    def chatter(self) -> frozenset[str]:
+        """The session summaries left out as boilerplate (both sides of their exchange), by path."""
+        return frozenset(self.manifest.stats_of_chatter())
+
     def titled(self, titles: Iterable[str]) -> dict[str, list[str]]:
         """Lower-cased note title to the paths of the notes with that file name."""
         return self.manifest.titled(titles)

@@ -179,6 +179,10 @@ class NoteIndex(Protocol):
         """Conversation notes dated within `[first_day, last_day]`."""
         ...
 
+    def chatter(self) -> frozenset[str]:
+        """The session summaries left out as boilerplate (both sides of their exchange), by path."""
+        ...
+
     def titled(self, titles: Iterable[str]) -> dict[str, list[str]]:
         """Lower-cased note title to the paths of the notes with that file name."""
         ...

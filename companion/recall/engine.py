@@ -74,6 +74,7 @@ class Recall:
         self._fusion: tuple[tuple[str, str, int], FusionModel | None] | None = None  # see `fusion`
         self._built: dict[str, tuple[str, SessionSummary, str]] = {}  # see `collect_sessions`
         self._day_refs: tuple[tuple[object, ...], list[SessionRef]] | None = None  # see `sessions_since`
+        self._chatter: tuple[object, frozenset[str]] | None = None  # see `spoken`
 
     @property
     def fusion(self) -> FusionModel | None:
@@ -134,8 +135,18 @@ class Recall:
         hours = self.settings.recent_hours if hours is None else hours
         limit = self.settings.recent_limit if limit is None else limit
         moment = local_moment(as_of)
-        refs = self.sessions_since((moment - dt.timedelta(hours=hours)).date(), moment, scope)
+        refs = self.spoken(self.sessions_since((moment - dt.timedelta(hours=hours)).date(), moment, scope))
         return self._recent(refs, moment, hours, limit, summaries)
+
+    def spoken(self, refs: Sequence[SessionRef]) -> list[SessionRef]:
+        """The sessions that are conversations: summaries the index left out as boilerplate (heartbeats, status
+        polls) are not listed by time either (the hot tier keeps them: it is the agent's last turns, whatever they
+        were)."""
+        key = self.index.generation()
+        if self._chatter is None or self._chatter[0] != key:
+            self._chatter = (key, self.index.chatter())
+        chatter = self._chatter[1]
+        return [r for r in refs if not chatter or r.kind != "session" or r.carrier not in chatter]
 
     def _recent(
         self, refs: Sequence[SessionRef], moment: dt.datetime, hours: float, limit: int, summaries: bool
@@ -188,14 +199,15 @@ class Recall:
         limit = self.settings.recent_limit * (2 if recap else 1)
         temporal: list[TemporalItem] = []
         if (self.settings.temporal_context or recap) and period is None:
-            recent = self._recent(refs, moment, hours, limit + len(hot_refs), recap)
+            recent = self._recent(self.spoken(refs), moment, hours, limit + len(hot_refs), recap)
             temporal = [t for t in recent if t.path not in hot_paths][:limit]
 
         scored = self._score(query, k, moment, scope, date_range, len(hot_refs) + (limit if period else len(temporal)))
         floor, listing = self.floor(), None
         if period is not None:
             found = [i.path for i in scored if i.matches(floor)]
-            listing = list_period(refs, period, self.vault, limit, topic=topic_of(query, period), matches=found)
+            spoken = self.spoken(refs)
+            listing = list_period(spoken, period, self.vault, limit, topic=topic_of(query, period), matches=found)
             temporal = [t for t in listing.items if t.path not in hot_paths]
         tier_of: dict[str, Tier] = {}
         for ref in hot_refs:

@@ -15,8 +15,9 @@ conversation note that carries a summary stands for both, see `companion.recall.
 first day to the end of its last, never after the question's moment, within the question's scope. At most a bound
 are listed (`recent_limit * 2` in a recall, the `limit` of `recall_recent`); how many more there were is counted.
 
-With a topic ("what did we say about the boiler last week?"): the period's sessions about the topic come first,
-then the period's other sessions, then the other matches. The period is what the question asks about and the topic
+With a topic ("what did we say about the boiler last week?"): the period's sessions about the topic come first
+(those the meaning ranking found in its order, then those holding the topic's words, newest first), then the
+period's other sessions, then the other matches. The period is what the question asks about and the topic
 orders it: a session about the boiler last week answers it best, another session of last week still answers "what
 did we say last week", and a note about the boiler from another month answers neither. It also keeps a word taken
 for a topic that is none ("last week, Sentinel?") from burying the period under notes that merely share a word: it
@@ -118,14 +119,20 @@ def list_period(
     topic: Sequence[str] = (),
     matches: Iterable[str] = (),
 ) -> PeriodListing:
-    """The sessions of `refs` inside `period`, about the topic first (its words in their title or exchange, or
-    their note among `matches`), each part newest first, at most `limit` listed with their exchange."""
+    """The sessions of `refs` inside `period`, at most `limit` listed with their exchange: with a topic, those
+    among `matches` first in that order (the meaning ranking's), then those holding its words, then the rest, each
+    newest first; without one, all newest first."""
     inside = [r for r in refs if (w := r.summary.when) is not None and period.contains(w.date())]
     inside.sort(key=lambda r: (r.summary.when or dt.datetime.min, r.carrier), reverse=True)
     if topic:
-        found = set(matches)
-        about = [r for r in inside if found & r.paths or _holds(r, topic)]
-        inside = about + [r for r in inside if r not in about]
+        # The sessions the meaning ranking found come in its order: "what happened to John's job in August" is
+        # answered by the session about it, not by the newest one that names John.
+        rank = {path: n for n, path in enumerate(matches)}
+        found = sorted(
+            (r for r in inside if r.paths & rank.keys()), key=lambda r: min(rank[p] for p in r.paths & rank.keys())
+        )
+        holding = [r for r in inside if r not in found and _holds(r, topic)]
+        inside = found + holding + [r for r in inside if r not in found and r not in holding]
     shown = inside[:limit]
     listed = tuple(Listed(_temporal(r, exchange(r, vault)), r) for r in shown)
     return PeriodListing(period, listed, len(inside) - len(shown), tuple(topic))

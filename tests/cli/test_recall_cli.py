@@ -460,3 +460,39 @@ def test_a_folder_without_notes_is_named_and_a_vault_explained(tmp_path: Path) -
     assert f"no notes found: {empty} holds no notes" in out.stdout
     assert "a folder of Markdown notes (`.md` files" in out.stdout
     assert "companion index" not in out.stdout and "--no-sync" not in out.stdout
+
+
+def test_eval_pairs_a_run_with_rankings_written_earlier(vault: Path, data_dir: str, tmp_path: Path) -> None:
+    asked = [
+        ("sourdough starter hydration", conversation_path(-60, "sourdough")),
+        ("oak worktop for the kitchen", conversation_path(-20, "kitchen")),
+        ("train tickets", conversation_path(-9, "train")),
+    ]
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(
+        "".join(
+            json.dumps({"id": str(i), "query": q, "evidence": [p], "as_of": AS_OF}) + "\n"
+            for i, (q, p) in enumerate(asked)
+        )
+    )
+    first = tmp_path / "first.jsonl"
+    out = _run(vault, data_dir, "eval", str(questions), "--modes", "hybrid", "--rankings", str(first), "--json")
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in first.read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["0", "1", "2"] and rows[0]["evidence"] == [asked[0][1]]
+    # The same ranking against itself: no difference; an earlier ranking that missed every answer: a gain.
+    same = _run(vault, data_dir, "eval", str(questions), "--modes", "hybrid", "--against", str(first), "--json")
+    assert json.loads(same.stdout)["against"]["any@5"]["diff"] == 0
+    worse = tmp_path / "worse.jsonl"
+    worse.write_text("".join(json.dumps({**r, "ranked": []}) + "\n" for r in rows))
+    gain = json.loads(
+        _run(vault, data_dir, "eval", str(questions), "--modes", "hybrid", "--against", str(worse), "--json").stdout
+    )
+    assert gain["against"]["any@5"]["diff"] == json.loads(out.stdout)["overall"]["hybrid"]["recall@5"] > 0
+    text = _run(vault, data_dir, "eval", str(questions), "--modes", "hybrid", "--against", str(worse)).stdout
+    assert f"hybrid vs {worse}" in text
+    # A file that is no rankings file is named with its line, as JSON under --json.
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "0"}\n')
+    refused = _run(vault, data_dir, "eval", str(questions), "--against", str(bad), "--json")
+    assert refused.returncode == 2 and "line 1" in json.loads(refused.stdout)["error"]

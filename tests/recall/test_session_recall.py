@@ -130,3 +130,28 @@ def test_heartbeats_never_reach_the_results(tmp_path: Path) -> None:
     for question in ("what needs attention?", "heartbeat", "anything new today?"):
         assert not beats & {p for p, _, _ in _warm(ws, question)}, question
     ws.close()
+
+
+def test_forty_days_of_summaries_answer_by_topic_and_by_period(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    days = [38, 34, 30, 25, 21, 17, 12, 8, 5, 3]
+    paths = []
+    for day, (said, reply) in zip(days, TOPICS, strict=True):
+        paths.append(write_summary(root, NOW - dt.timedelta(days=day, hours=2), said, reply))
+    write(root, "memory/coffee machine.md", "---\ntype: fact\n---\nWe talked about descaling it last week.\n")
+    beats = set(write_heartbeats(root, NOW - dt.timedelta(hours=1), 12 * 8, every=dt.timedelta(hours=3)))
+    ws = workspace(root)
+    ws.indexer().sync()
+    # The session of 25 days ago, by its topic.
+    assert _warm(ws, "dinner in Chamonix")[0] == (paths[3], "session", "warm")
+    # Last week (16 to 22 November): its two sessions first, newest first, no memory note above them, no heartbeat.
+    context = ws.recall().recall("what did we talk about last week?", as_of=NOW, k=10)
+    listed = [i.path for i in context.results]
+    assert listed[:2] == [paths[8], paths[7]]
+    assert not beats & set(listed)
+    assert all(not p.startswith("memory/") for p in listed[:2])
+    # Recent sessions by time leave the heartbeats out too; the hot tier is the agent's last turns, as they were.
+    recent = ws.recall().recall_recent(hours=24 * 7, limit=20, as_of=NOW)
+    assert [t.path for t in recent] == [paths[9], paths[8]]
+    assert {s.path for s in context.sessions} <= beats
+    ws.close()

@@ -25,6 +25,7 @@ from companion.cli.bench.models import int8_model
 from companion.cli.bench.pipeline import process_history
 from companion.cli.bench.recall import batch, nearest, recall
 from companion.cli.bench.review import review
+from companion.cli.bench.summaries import summaries
 from companion.cli.output import print_json
 
 MEASURES = (
@@ -41,6 +42,7 @@ MEASURES = (
     "mcp",
     "review",
     "int8",
+    "summaries",
     "bigvault",
 )
 DEFAULT_MEASURES = tuple(m for m in MEASURES if m != "bigvault")
@@ -86,6 +88,15 @@ def register(sub: Any) -> None:
     p.add_argument("--review-notes", type=int, default=10_000, help="ordinary notes of the review queue's vault")
     p.add_argument("--int8-notes", type=int, default=300, help="conversation notes the two models embed (int8)")
     p.add_argument("--int8-long-notes", type=int, default=100, help="long notes the two models embed (int8)")
+    p.add_argument(
+        "--summaries", type=int, default=10_000, help="session summaries of the summaries vault (real model)"
+    )
+    p.add_argument(
+        "--summaries-heartbeats",
+        type=float,
+        default=30,
+        help="percent of those summaries that are heartbeat polls answered HEARTBEAT_OK",
+    )
     p.add_argument("--bigvault-notes", type=int, default=5000, help="long notes of the big vault (real model)")
     p.add_argument(
         "--bigvault-vault", metavar="DIR", help="build this vault instead of a generated one (a probe note is added)"
@@ -133,6 +144,10 @@ def run(args: argparse.Namespace) -> int:
             results["import"] = import_speed(work / "import", args.import_sessions, args.import_turns)
         if "int8" in only:
             results["int8_model"] = int8_model(work / "int8", args.int8_notes, args.int8_long_notes)
+        if "summaries" in only:
+            results["summaries"] = summaries(
+                work / "summaries", args.summaries, args.summaries_heartbeats, args.queries
+            )
         if "bigvault" in only:
             vault = Path(args.bigvault_vault) if args.bigvault_vault else None
             (work / "bigvault").mkdir(parents=True, exist_ok=True)
