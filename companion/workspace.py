@@ -27,9 +27,10 @@ from indexer.chunking import CHUNKER_VERSION, Chunker
 from indexer.manifest import Manifest
 from indexer.owner import WAIT_FOR_SHORT_S, SharedStore, StoreOwner
 from indexer.repair import Mended, mend
+from indexer.report import IndexReport
 from indexer.search import Searcher
 from indexer.store import VectorStore, remove_embedded_store
-from indexer.sync import Indexer, IndexReport, Progress, Reading
+from indexer.sync import Indexer, Progress, Reading
 
 CATCH_UP_EMBED_S = 10.0
 """How long a command that answers (recall, a search, an agent's tool call) embeds before answering: enough for

@@ -853,6 +853,7 @@ class Manifest:
             "INSERT OR REPLACE INTO skipped(path, mtime_ns, size, reason) VALUES (?, ?, ?, ?)",
             (path, mtime_ns, size, reason),
         )
+        sessionshapes.forget(db, path)  # a summary that cannot be read counts toward no boilerplate
 
     def forget_chunks(self, db: sqlite3.Connection, ids: Iterable[str]) -> set[str]:
         """Drop chunk rows and mark their notes for re-indexing; returns the notes' paths."""

@@ -66,3 +66,9 @@ def left_out(db: sqlite3.Connection) -> dict[str, tuple[int, int]]:
     """Path to (mtime_ns, size) of the summaries that are no candidate (no row in `notes`)."""
     rows = db.execute("SELECT path, mtime_ns, size FROM session_shapes WHERE kept = ''")
     return {str(p): (int(m), int(s)) for p, m, s in rows}
+
+
+def unrecorded(db: sqlite3.Connection) -> set[str]:
+    """Summaries in `notes` with no recorded shapes (a run stopped between the two)."""
+    rows = db.execute("SELECT path FROM notes WHERE kind = 'session' AND path NOT IN (SELECT path FROM session_shapes)")
+    return {str(p) for (p,) in rows}

@@ -21,8 +21,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +34,7 @@ from companion.vault.reader import ObsidianVault, valid_name
 from indexer.chunking import Chunk, Chunker, redact_note
 from indexer.manifest import TITLE_VECTOR_DTYPE, ChunkRecord, Manifest, NoteRecord, Unembedded
 from indexer.owner import SharedStore
+from indexer.report import IndexReport
 from indexer.store import VectorStore
 from indexer.summaries import Summaries
 
@@ -66,74 +66,6 @@ def _queue_day(plan: _Plan) -> int:
 def _guess_tokens(text: str) -> int:
     """A token count for a chunk made before chunks carried theirs: about one token per four characters."""
     return max(len(text) // 4, 1) + 2
-
-
-@dataclass
-class IndexReport:
-    """What one sync or update did; the CLI prints it and `--json` dumps it."""
-
-    notes_seen: int = 0
-    """Indexable notes found in the vault (or touched by the events) in this run."""
-    notes_indexed: int = 0
-    """New or changed notes written to the index."""
-    notes_unchanged: int = 0
-    """Notes whose stat changed but whose bytes did not."""
-    notes_renamed: int = 0
-    """Notes recognised as moved or renamed (vectors carried over)."""
-    notes_deleted: int = 0
-    """Notes removed from the index."""
-    sessions_left_out: int = 0
-    """Session summaries read in this run that are no recall candidate: both sides of the exchange boilerplate."""
-    notes_skipped: int = 0
-    """Notes that could not be read; listed in `skipped`."""
-    chunks_embedded: int = 0
-    """Chunks sent to the embedding model."""
-    titles_embedded: int = 0
-    """Note titles sent to the embedding model (recall compares a question's meaning with each title's)."""
-    chunks_queued: int = 0
-    """Chunks of new or changed text queued for embedding (their words are searchable at once)."""
-    titles_left: int = 0
-    """Note titles still waiting for their vector when the run ended (a time-bounded pass leaves some)."""
-    chunks_left: int = 0
-    """Chunks still waiting for their vector when the run ended (a time-bounded catch-up leaves some)."""
-    left_s: float | None = None
-    """The time embedding those would take at the rate measured in this process, when one was measured."""
-    chunks_reused: int = 0
-    """Chunks whose vectors were carried over from an earlier text (renames, moved paragraphs)."""
-    chunks_deleted: int = 0
-    """Chunk vectors removed."""
-    recovered: int = 0
-    """Chunk ids undone after an interrupted run."""
-    elapsed_s: float = 0.0
-    """Wall time of the run."""
-    embed_s: float = 0.0
-    """Time spent inside the embedding model."""
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    """(path, reason) of every note skipped in this run."""
-
-    @property
-    def waiting(self) -> int:
-        """Chunks and titles still waiting for their vectors."""
-        return self.chunks_left + self.titles_left
-
-    def merge(self, other: IndexReport) -> None:
-        """Add another report's counts to this one (batches of a watch session)."""
-        # Every field is a count or a duration except the list of skipped notes: derive, don't list them.
-        for f in fields(self):
-            if f.name not in ("skipped", "chunks_left", "titles_left", "left_s"):
-                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
-        # Levels, not counts: the latest run's.
-        self.chunks_left, self.titles_left, self.left_s = other.chunks_left, other.titles_left, other.left_s
-        self.skipped.extend(other.skipped)
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view."""
-        data = dict(self.__dict__)
-        data["elapsed_s"] = round(self.elapsed_s, 4)
-        data["embed_s"] = round(self.embed_s, 4)
-        data["left_s"] = None if self.left_s is None else round(self.left_s, 1)
-        data["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
-        return data
 
 
 def note_metadata(note: Note) -> dict[str, str | int]:
@@ -169,6 +101,7 @@ class _Plan:
     stale: list[str] = field(default_factory=list)
     moved_from: str | None = None
     replaced: list[str] = field(default_factory=list)  # ids written anew whose old vector is in the store
+    words: str | None = None  # the full-text index's text when it is not the note's own (a session summary's)
 
 
 class Indexer:
@@ -200,7 +133,7 @@ class Indexer:
         self._embedder: Embedder | None = None
         self._store: VectorStore | SharedStore | None = None
         self.batch_chunks = batch_chunks
-        self.summaries = Summaries(manifest, vault.config.sessions.boilerplate_sessions)
+        self.summaries = Summaries(manifest, vault.config.sessions.boilerplate_sessions, vault)
         """What of each session summary is indexed (its boilerplate left out)."""
         # The embedding rate measured by this indexer (model tokens and the wall time they took, the store's writes
         # included), for time estimates.
@@ -354,12 +287,22 @@ class Indexer:
         urgent = 0 < len(changed) <= _URGENT_NOTES
         arriving = {p: st for p, st in changed.items() if self.vault.is_summary(p)}
         if arriving:
-            self.summaries.foresee(arriving, lambda path: redact_note(self.vault.read_note(path)))
+            self.summaries.foresee(arriving, self._read_redacted)
         moved = self._read_all(changed, donors, report, reading, urgent)
         gone = sorted(deleted - moved)
         if gone:
             self._delete(gone, report)
         if settle or arriving or any(self.vault.is_summary(p) for p in gone):
+            self._settle(report, urgent)
+        self.embed(progress, report, for_s=embed_for_s)
+
+    def _read_redacted(self, path: str) -> Note:
+        return redact_note(self.vault.read_note(path))
+
+    def _settle(self, report: IndexReport, urgent: bool) -> None:
+        """Index again the summaries whose boilerplate verdict moved (their shapes recorded first, so the counts
+        they are judged by hold them all); a second look finds none left but after a summary changed meanwhile."""
+        for _ in range(2):
             again: dict[str, FileStat] = {}
             for path in self.summaries.changed():
                 try:
@@ -367,8 +310,10 @@ class Indexer:
                 except (OSError, VaultError):
                     continue  # gone since: the next sync forgets it
                 again[path] = FileStat(info.st_mtime_ns, info.st_size)
+            if not again:
+                return
+            self.summaries.foresee(again, self._read_redacted)
             self._read_all(again, {}, report, None, urgent)
-        self.embed(progress, report, for_s=embed_for_s)
 
     def _read_all(
         self,
@@ -392,27 +337,35 @@ class Indexer:
             size += len(plan.chunks)
             if size >= self.batch_chunks or len(batch) >= _WORDS_BATCH_NOTES:
                 moved.update(self._commit_words(batch, report, urgent))
+                self.summaries.flush()
                 batch, size = [], 0
         if batch:
             moved.update(self._commit_words(batch, report, urgent))
+        self.summaries.flush()
         return moved
 
     def _read(self, path: str, stat: FileStat, donors: dict[str, list[str]], report: IndexReport) -> _Plan | None:
         """One changed note read and planned; a session summary is read as its exchange, or left out whole."""
-        try:
-            note = redact_note(self.vault.read_note(path))
-        except NoteError as exc:
-            self._skip(path, stat, exc.reason, report)
-            return None
+        note = self.summaries.take(path)
+        if note is None:
+            try:
+                note = redact_note(self.vault.read_note(path))
+            except NoteError as exc:
+                self._skip(path, stat, exc.reason, report)
+                return None
         if note.kind != "session":
             return self._plan(note, stat, donors, report)
-        view, kept, shapes = self.summaries.judge(note)
-        if view is None:
+        view = self.summaries.judge(note)
+        if view.note is None:
             if self.manifest.note(path) is not None:
                 self._delete([path], IndexReport())
             report.sessions_left_out += 1
-        plan = None if view is None else self._plan(view, stat, donors, report, kept)
-        self.summaries.remember(path, stat, shapes, kept)
+            plan = None
+        else:
+            plan = self._plan(view.note, stat, donors, report, view.kept)
+            if plan is not None:
+                plan.words = view.words
+        self.summaries.remember(path, stat, view.shapes, view.kept)
         return plan
 
     def _plan(
@@ -496,7 +449,7 @@ class Indexer:
             for plan in plans:
                 if plan.moved_from:
                     self.manifest.delete_note(db, plan.moved_from)
-                self.manifest.put_note(db, self._record(plan), self._chunk_records(plan), self._lexical(plan.note))
+                self.manifest.put_note(db, self._record(plan), self._chunk_records(plan), self._words(plan))
             order = {c.id: i for p in plans for i, c in enumerate(p.chunks)}
             self.manifest.queue_chunks(
                 db,
@@ -663,9 +616,10 @@ class Indexer:
         ]
 
     @staticmethod
-    def _lexical(note: Note) -> str:
-        if note.kind == "session":
-            return note.body  # its exchange, boilerplate left out: the properties hold the same messages whole
+    def _words(plan: _Plan) -> str:
+        if plan.words is not None:
+            return plan.words  # a summary's exchange, boilerplate left out: its properties hold the messages whole
+        note = plan.note
         # Frontmatter values are searchable too (people, tags, topics), after the body.
         extras = " ".join(str(v) for k, v in note.frontmatter.items() if k not in {"date", "time"} and v)
         return f"{note.body}\n{extras}" if extras else note.body

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import watchfiles
 
-from indexer.sync import Indexer, IndexReport, Progress
+from indexer.report import IndexReport
+from indexer.sync import Indexer, Progress
 
 log = logging.getLogger(__name__)
 

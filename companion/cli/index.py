@@ -23,7 +23,8 @@ from companion.pipeline.triggers import Due
 from companion.words import counted
 from companion.workspace import Workspace
 from indexer.repair import Mended
-from indexer.sync import Indexer, IndexReport
+from indexer.report import IndexReport
+from indexer.sync import Indexer
 
 if TYPE_CHECKING:
     from companion.pipeline.imports.follow import Followed, ImportFollower

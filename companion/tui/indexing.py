@@ -22,7 +22,8 @@ from companion.tui.messages import IndexChanged, IndexStatus, Notice
 from companion.words import counted
 from companion.workspace import Workspace
 from indexer.lock import WriterLock
-from indexer.sync import Indexer, IndexReport
+from indexer.report import IndexReport
+from indexer.sync import Indexer
 
 if TYPE_CHECKING:
     from companion.pipeline.imports.follow import Followed, ImportFollower

@@ -108,3 +108,18 @@ def test_the_limit_is_a_setting(tmp_path: Path) -> None:
     ws.indexer().sync()
     assert _indexed(ws) == set()
     ws.close()
+
+
+def test_a_run_stopped_before_the_verdicts_were_recorded_heals(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    beats = write_heartbeats(root, NOW, 4)
+    ws = workspace(root)
+    ws.indexer().sync()
+    # As if the run had stopped between indexing the summaries and recording their verdicts.
+    with ws.manifest.transaction() as db:
+        db.execute("DELETE FROM session_shapes")
+    write_heartbeats(root, NOW + dt.timedelta(hours=1), 1)
+    ws.indexer().sync()
+    assert _indexed(ws) == set()  # the four were counted again: with the fifth, all five are boilerplate
+    assert {p for p in beats} <= set(ws.manifest.stats_of_chatter())
+    ws.close()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from companion.workspace import Workspace
-from indexer.sync import IndexReport
+from indexer.report import IndexReport
 from indexer.watcher import watch
 from tests.helpers.files import write
 from tests.helpers.workspaces import workspace
