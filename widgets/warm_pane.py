@@ -189,7 +189,11 @@ class WarmPane(KeyedTable):
             e = item.explanation
             last = e.access.last_accessed_at if e is not None else None
             heading = headings.get(item.path, "")
-            note = item.path if _same_name(heading, item.path) else f"{item.path} › {heading}"
+            if item.kind == "session":
+                # A summary's file name says nothing: it is named as the pushed-out rows are, by when and what was said.
+                note = f"{(item.date or '')[:10]} {item.title}".strip()
+            else:
+                note = item.path if _same_name(heading, item.path) else f"{item.path} › {heading}"
             arrived = before is not None and item.path not in before
             rows.append(
                 (

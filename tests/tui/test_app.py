@@ -51,7 +51,7 @@ def test_first_screen_shows_the_hot_tier_and_the_index_state(ws: Workspace) -> N
     async def steps(pilot: Pilot[Any]) -> None:
         hot = app.query_one(HotPane)
         assert hot.row_count == 5  # alice/tg keeps 3, alice/web 1, bob/mail 1
-        assert app.query_one(StatusLine).state == "watching, 11 notes, 11 chunks"
+        assert app.query_one(StatusLine).state == "watching, 20 notes, 20 chunks"  # 11 notes and 9 summaries
         # The default policy pushes nothing out: warm offers the notes changed last instead of an empty list.
         warm = app.query_one(WarmPane)
         assert "nothing pushed out of hot" in str(warm.border_title)
@@ -62,14 +62,14 @@ def test_first_screen_shows_the_hot_tier_and_the_index_state(ws: Workspace) -> N
 
 def test_the_app_embeds_what_a_words_first_build_left_and_recalls_again_when_done(ws: Workspace) -> None:
     ws.indexer().sync(embed_for_s=0.0)  # a build stopped between its words and its meaning
-    assert ws.manifest.unembedded_totals()[0] == 11
+    assert ws.manifest.unembedded_totals()[0] == 20  # 11 notes and 9 session summaries
     app = CompanionApp(ws, as_of=NOW)
 
     async def steps(pilot: Pilot[Any]) -> None:
         await pilot.press("slash", *"sourdough starter", "enter")
         await until(pilot, lambda: ws.manifest.unembedded_totals()[0] == 0, "the queued chunks' vectors")
         await settle(pilot)
-        assert app.query_one(StatusLine).state == "watching, 11 notes, 11 chunks"
+        assert app.query_one(StatusLine).state == "watching, 20 notes, 20 chunks"  # 11 notes and 9 summaries
         assert app.context is not None and app.context.notice is None and app.context.dense_built == 1.0
         assert not app.query_one(WarmPane).border_subtitle
 
@@ -284,7 +284,7 @@ def test_the_app_watches_the_vault_and_shows_a_new_note_without_a_restart(ws: Wo
         await settle(pilot)
         assert app.context is not None and app.context.results[0].path == "Memory/Marmalade.md"
         assert app.query_one(WarmPane).cell(0, "note") == "Memory/Marmalade.md"
-        assert "watching, 12 notes" in app.query_one(StatusLine).state
+        assert "watching, 21 notes" in app.query_one(StatusLine).state
 
     run(app, steps)
 
