@@ -10,8 +10,7 @@ import pytest
 
 from companion.agent.api import AgentApi
 from companion.errors import AgentInputError
-from tests.helpers.recapvault import NOW, TOKEN, Written, expected, last_monday, write_recap_vault
-from tests.helpers.workspaces import workspace
+from tests.helpers.recapvault import NOW, TOKEN, Written, expected, indexed_recap_vault, last_monday
 
 AS_OF = NOW.isoformat()
 MONDAY = last_monday(NOW.date())
@@ -19,12 +18,8 @@ MONDAY = last_monday(NOW.date())
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AgentApi, dict[str, Written]]]:
-    root = tmp_path_factory.mktemp("recap-api") / "vault"
-    sessions = write_recap_vault(root)
-    ws = workspace(root, data_dir=tmp_path_factory.mktemp("recap-api-data"))
-    ws.indexer().sync()
-    yield AgentApi(ws), sessions
-    ws.close()
+    for ws, sessions in indexed_recap_vault(tmp_path_factory, "recap-api"):
+        yield AgentApi(ws), sessions
 
 
 def test_a_period_in_words_lists_its_sessions_newest_first(api: tuple[AgentApi, dict[str, Written]]) -> None:

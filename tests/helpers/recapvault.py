@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+from companion.workspace import Workspace
 from tests.helpers.files import write
+from tests.helpers.workspaces import workspace
 
 NOW = dt.datetime(2026, 11, 22, 18, 0)
 """A Sunday: last week is 9 to 15 November, yesterday the 21st."""
@@ -118,3 +123,13 @@ def expected(sessions: dict[str, Written], first: dt.date, last: dt.date, moment
     """The paths of the sessions from `first` to `last` up to `moment`, newest first."""
     inside = [s for s in sessions.values() if first <= s.when.date() <= last and s.when <= moment]
     return [s.path for s in sorted(inside, key=lambda s: (s.when, s.path), reverse=True)]
+
+
+def indexed_recap_vault(factory: pytest.TempPathFactory, name: str) -> Iterator[tuple[Workspace, dict[str, Written]]]:
+    """The recap vault written and indexed in temporary folders named after `name` (a module fixture's body)."""
+    root = factory.mktemp(name) / "vault"
+    sessions = write_recap_vault(root)
+    ws = workspace(root, data_dir=factory.mktemp(f"{name}-data"))
+    ws.indexer().sync()
+    yield ws, sessions
+    ws.close()

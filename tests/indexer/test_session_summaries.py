@@ -94,20 +94,14 @@ def test_verdicts_follow_the_vault(tmp_path: Path) -> None:
 def test_the_limit_is_a_setting(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     beats = write_heartbeats(root, NOW, 6)
-    ws = workspace(root)
-    ws.indexer().sync()
-    assert _indexed(ws) == set()
-    ws.close()
-    _configure(root, "boilerplate_sessions: 0")
-    ws = workspace(root)
-    ws.indexer().sync()
-    assert _indexed(ws) == set(beats)  # 0 keeps every part
-    ws.close()
-    _configure(root, "recall: false")
-    ws = workspace(root)
-    ws.indexer().sync()
-    assert _indexed(ws) == set()
-    ws.close()
+    # The default, then 0 (every part kept), then summaries left out of the index.
+    for setting, indexed in (("", set()), ("boilerplate_sessions: 0", set(beats)), ("recall: false", set())):
+        if setting:
+            _configure(root, setting)
+        ws = workspace(root)
+        ws.indexer().sync()
+        assert _indexed(ws) == indexed, setting
+        ws.close()
 
 
 def test_a_run_stopped_before_the_verdicts_were_recorded_heals(tmp_path: Path) -> None:

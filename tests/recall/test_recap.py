@@ -13,8 +13,7 @@ from companion.recall.dates import find_date_range
 from companion.recall.recap import recap_period, topic_of
 from companion.recall.results import RecalledContext
 from companion.workspace import Workspace
-from tests.helpers.recapvault import NOW, TOKEN, Written, expected, last_monday, write_recap_vault
-from tests.helpers.workspaces import workspace
+from tests.helpers.recapvault import NOW, TOKEN, Written, expected, indexed_recap_vault, last_monday
 
 MONDAY = last_monday(NOW.date())
 MEMORY = "Memory/What we talked about.md"
@@ -22,12 +21,7 @@ MEMORY = "Memory/What we talked about.md"
 
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspace, dict[str, Written]]]:
-    root = tmp_path_factory.mktemp("recap") / "vault"
-    sessions = write_recap_vault(root)
-    ws = workspace(root, data_dir=tmp_path_factory.mktemp("recap-data"))
-    ws.indexer().sync()
-    yield ws, sessions
-    ws.close()
+    yield from indexed_recap_vault(tmp_path_factory, "recap")
 
 
 def paths(context: RecalledContext) -> list[str]:
