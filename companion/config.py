@@ -70,10 +70,11 @@ class SessionsConfig:
     and an exchange whose two sides are both boilerplate is no recall candidate. 0 keeps every part."""
 
     def __post_init__(self) -> None:
-        if self.boilerplate_sessions < 0:
+        # 1 would make every text boilerplate (each is written once at least): nothing would be recalled.
+        if self.boilerplate_sessions < 0 or self.boilerplate_sessions == 1:
             raise ValueError(
-                f"boilerplate_sessions: expected 0 or more, got {self.boilerplate_sessions}: it is how many summaries "
-                "a repeated text must appear in to be boilerplate (default 5; 0 keeps everything)"
+                f"boilerplate_sessions: expected 0 or 2 and more, got {self.boilerplate_sessions}: it is how many "
+                "summaries a repeated text must appear in to be boilerplate (default 5; 0 keeps everything)"
             )
 
 

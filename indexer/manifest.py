@@ -418,6 +418,9 @@ class Manifest:
         for p, m, s in self._db.execute("SELECT path, mtime_ns, size FROM skipped"):
             out[str(p)] = (int(m), int(s))
         out.update(sessionshapes.left_out(self._db))  # summaries known to be boilerplate, read already
+        # A summary recorded ahead of a judgement that never came is known with a stat no file has: read again if
+        # it is there, forgotten if it is gone.
+        out.update(dict.fromkeys(sessionshapes.unjudged(self._db), (-1, -1)))
         return out
 
     def stats_of_chatter(self) -> dict[str, tuple[int, int]]:

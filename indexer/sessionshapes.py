@@ -68,6 +68,15 @@ def left_out(db: sqlite3.Connection) -> dict[str, tuple[int, int]]:
     return {str(p): (int(m), int(s)) for p, m, s in rows}
 
 
+UNJUDGED = "?"
+"""The parts kept of a summary recorded ahead of its judgement."""
+
+
+def unjudged(db: sqlite3.Connection) -> set[str]:
+    """Summaries recorded ahead of a judgement that never came (a run stopped between the two)."""
+    return {str(p) for (p,) in db.execute("SELECT path FROM session_shapes WHERE kept = ?", (UNJUDGED,))}
+
+
 def unrecorded(db: sqlite3.Connection) -> set[str]:
     """Summaries in `notes` with no recorded shapes (a run stopped between the two)."""
     rows = db.execute("SELECT path FROM notes WHERE kind = 'session' AND path NOT IN (SELECT path FROM session_shapes)")

@@ -1,9 +1,7 @@
 """Session summaries as the index holds them: the exchange without its boilerplate, or nothing at all.
 
 A summary is indexed as the text of its exchange (the user's message, the reply, the body), not as its file: the
-two messages live in its properties, which other notes' chunks leave out. What is embedded starts with the exchange
-before it in the same session: one exchange is short, and its pronouns and follow-ups ("yes, that one") need it
-(measured on LoCoMo written as summaries: any@5 by session 0.903 to 0.912, by exchange 0.742 to 0.787).
+two messages live in its properties, which other notes' chunks leave out.
 
 Each part that is boilerplate (`companion.vault.boilerplate`) is left out of that text, so it is neither embedded
 nor searched; a summary with no part left is no note of the index at all. The verdicts depend on the whole vault,
@@ -19,12 +17,10 @@ from dataclasses import dataclass, replace
 from companion.errors import NoteError
 from companion.vault.boilerplate import Boilerplate, ExchangeShapes, exchange_text, shapes_of
 from companion.vault.notes import FileStat, Note
-from companion.vault.reader import ObsidianVault
-from companion.vault.sessions import SessionSummary, read_session
+from companion.vault.sessions import read_session
 from indexer import sessionshapes
 from indexer.manifest import Manifest
 
-_UNJUDGED = "?"
 _READ_AHEAD = 20_000  # summaries `foresee` keeps for the reading that follows (a few KiB each at most)
 
 
@@ -33,25 +29,21 @@ class SummaryView:
     """A session summary as the index holds it."""
 
     note: Note | None
-    """The note with its body made the text to embed: the exchange just before it in its session (the context a
-    short exchange needs, as a conversation is embedded in windows of turns), then its own exchange; None for a
-    summary that is no candidate."""
+    """The note with its body made its exchange, boilerplate left out (what is embedded); None for a summary that
+    is no candidate."""
     kept: str
     """The parts of its own exchange kept (see `Boilerplate.kept`)."""
     shapes: ExchangeShapes
     """Its parts' shapes."""
     words: str
-    """Its own exchange, boilerplate left out: what the full-text index holds of it (the exchange before it is
-    that summary's own words)."""
+    """What the full-text index holds of it: the same exchange (its properties hold the messages whole)."""
 
 
 class Summaries:
     """Decides what of each session summary the index keeps, and records why."""
 
-    def __init__(self, manifest: Manifest, min_sessions: int, vault: ObsidianVault | None = None) -> None:
+    def __init__(self, manifest: Manifest, min_sessions: int) -> None:
         self.manifest = manifest
-        self.vault = vault
-        """Where the exchange before a summary is read (none: no context)."""
         self.min_sessions = min_sessions
         """From how many summaries on a repeated text is boilerplate (0: none is)."""
         self._rule: Boilerplate | None = None
@@ -81,14 +73,14 @@ class Summaries:
                 note = read(path)
             except NoteError:
                 continue
-            if len(self._read_ahead) < _READ_AHEAD:
+            if path in self._read_ahead or len(self._read_ahead) < _READ_AHEAD:
                 self._read_ahead[path] = note
             summary = read_session(path, note)
             rows.append((path, stat, shapes_of(summary.user_msg, summary.sentinel_msg, note.body)))
         with self.manifest.transaction() as db:
             for path, stat, shapes in rows:
                 # Not judged yet: a restart reads it again, as no `notes` row and no empty verdict vouch for it.
-                sessionshapes.record(db, path, stat, shapes, _UNJUDGED)
+                sessionshapes.record(db, path, stat, shapes, sessionshapes.UNJUDGED)
         self._rule = None
 
     def judge(self, note: Note) -> SummaryView:
@@ -99,26 +91,7 @@ class Summaries:
         if not kept:
             return SummaryView(None, "", shapes, "")
         words = exchange_text(summary.user_msg, summary.sentinel_msg, note.body, kept)
-        before = self._before(summary)
-        text = f"{before}\n\n{words}" if before else words
-        return SummaryView(replace(note, body=text, body_line=0), kept, shapes, words)
-
-    def _before(self, summary: SessionSummary) -> str:
-        """The exchange just before this one in its session (same day and session key), boilerplate left out."""
-        when = summary.when
-        if when is None or self.vault is None:
-            return ""
-        day = when.date()
-        earlier = [
-            s
-            for s in self.vault.sessions(since=day, until=day)
-            if s.session_key == summary.session_key and (w := s.when) is not None and w < when
-        ]
-        if not earlier:
-            return ""
-        last = earlier[0]  # newest first
-        kept = self.rule.kept(shapes_of(last.user_msg, last.sentinel_msg, "")).replace("b", "")
-        return exchange_text(last.user_msg, last.sentinel_msg, "", kept)
+        return SummaryView(replace(note, body=words, body_line=0), kept, shapes, words)
 
     def take(self, path: str) -> Note | None:
         """The summary `foresee` read already (once), if it kept it."""
@@ -129,9 +102,18 @@ class Summaries:
         index dropped of it and with the batch that indexed it)."""
         self._pending.append((path, stat, shapes, kept))
 
-    def flush(self) -> None:
-        """Record what `remember` kept, in one transaction; whatever the read-ahead still holds is let go."""
+    def forget(self, path: str) -> None:
+        """Forget a summary that is gone."""
+        with self.manifest.transaction() as db:
+            sessionshapes.forget(db, path)
+
+    def discard(self) -> None:
+        """Let go of what a run that failed read ahead or kept to record: the next run reads those notes again."""
         self._read_ahead.clear()
+        self._pending.clear()
+
+    def flush(self) -> None:
+        """Record what `remember` kept, in one transaction."""
         if not self._pending:
             return
         with self.manifest.transaction() as db:

@@ -133,7 +133,7 @@ class Indexer:
         self._embedder: Embedder | None = None
         self._store: VectorStore | SharedStore | None = None
         self.batch_chunks = batch_chunks
-        self.summaries = Summaries(manifest, vault.config.sessions.boilerplate_sessions, vault)
+        self.summaries = Summaries(manifest, vault.config.sessions.boilerplate_sessions)
         """What of each session summary is indexed (its boilerplate left out)."""
         # The embedding rate measured by this indexer (model tokens and the wall time they took, the store's writes
         # included), for time estimates.
@@ -286,14 +286,18 @@ class Indexer:
         # A handful of changed notes is an edit a person or an agent just made: embedded before any backlog.
         urgent = 0 < len(changed) <= _URGENT_NOTES
         arriving = {p: st for p, st in changed.items() if self.vault.is_summary(p)}
-        if arriving:
-            self.summaries.foresee(arriving, self._read_redacted)
-        moved = self._read_all(changed, donors, report, reading, urgent)
-        gone = sorted(deleted - moved)
-        if gone:
-            self._delete(gone, report)
-        if settle or arriving or any(self.vault.is_summary(p) for p in gone):
-            self._settle(report, urgent)
+        try:
+            if arriving:
+                self.summaries.foresee(arriving, self._read_redacted)
+            moved = self._read_all(changed, donors, report, reading, urgent)
+            gone = sorted(deleted - moved)
+            if gone:
+                self._delete(gone, report)
+            if settle or arriving or any(self.vault.is_summary(p) for p in gone):
+                self._settle(report, urgent)
+        finally:
+            # A watcher keeps this indexer after a failed run: nothing it read ahead may stand for a later file.
+            self.summaries.discard()
         self.embed(progress, report, for_s=embed_for_s)
 
     def _read_redacted(self, path: str) -> Note:
@@ -308,7 +312,8 @@ class Indexer:
                 try:
                     info = self.vault.resolve_path(path).stat()
                 except (OSError, VaultError):
-                    continue  # gone since: the next sync forgets it
+                    self.summaries.forget(path)  # gone since: it counts toward no boilerplate
+                    continue
                 again[path] = FileStat(info.st_mtime_ns, info.st_size)
             if not again:
                 return

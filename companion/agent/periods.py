@@ -105,5 +105,6 @@ def sessions_of(
 ) -> RecentSessions:
     """The sessions of `period` up to `moment` within `scope`, newest first, at most `limit`, with how many more
     there were."""
-    listing = list_period(engine.sessions_since(period.start, moment, scope), period, engine.vault, limit)
+    spoken = engine.spoken(engine.sessions_since(period.start, moment, scope))
+    listing = list_period(spoken, period, engine.vault, limit)
     return RecentSessions(listing.items, period, listing.more)

@@ -355,7 +355,7 @@ class Recall:
                 if hit.path not in hits or hits[hit.path].score < hit.score:
                     hits[hit.path] = hit
         _drop_later_today(hits, moment)
-        carry_sessions(hits, self.index)
+        carry_sessions(hits, self.index, scope)
         if not hits:
             return []
         graph, via = self._graph_signal(list(hits.values()))

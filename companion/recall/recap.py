@@ -131,8 +131,10 @@ def list_period(
         found = sorted(
             (r for r in inside if r.paths & rank.keys()), key=lambda r: min(rank[p] for p in r.paths & rank.keys())
         )
-        holding = [r for r in inside if r not in found and _holds(r, topic)]
-        inside = found + holding + [r for r in inside if r not in found and r not in holding]
+        first = {r.carrier for r in found}  # carriers, not refs: comparing frozen values field by field is O(n^2)
+        holding = [r for r in inside if r.carrier not in first and _holds(r, topic)]
+        first.update(r.carrier for r in holding)
+        inside = found + holding + [r for r in inside if r.carrier not in first]
     shown = inside[:limit]
     listed = tuple(Listed(_temporal(r, exchange(r, vault)), r) for r in shown)
     return PeriodListing(period, listed, len(inside) - len(shown), tuple(topic))

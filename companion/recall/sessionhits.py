@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from companion.recall.candidates import Hit, NoteIndex
+from companion.recall.scope import Scope
 from companion.recall.sessionrefs import carriers
 from companion.vault.boilerplate import exchange_text
 from companion.vault.notes import Note
@@ -20,13 +21,15 @@ from companion.words import one_line
 _TITLE_CHARS = 80
 
 
-def carry_sessions(hits: dict[str, Hit], index: NoteIndex) -> None:
-    """Put each summary hit that a conversation note carries under that note (in place): the note keeps the better
-    of its own hit and the summary's."""
+def carry_sessions(hits: dict[str, Hit], index: NoteIndex, scope: Scope) -> None:
+    """Put each summary hit that a conversation note within `scope` carries under that note (in place): the note
+    keeps the better of its own hit and the summary's; a summary whose carrier the scope leaves out stays itself."""
     summaries = [h.info for h in hits.values() if h.info.kind == "session"]
     if not summaries:
         return
     for path, carrier in carriers(index, summaries).items():
+        if not scope.matches(carrier.path, carrier.kind, carrier.note_type, carrier.day, carrier.frontmatter):
+            continue
         hit = hits.pop(path)
         own = hits.get(carrier.path)
         if own is None or own.score < hit.score:

@@ -340,9 +340,8 @@ class ObsidianVault:
             os.close(fd)
         return b"".join(chunks)
 
-    def sessions(self, since: dt.date | None = None, until: dt.date | None = None) -> list[SessionSummary]:
-        """Session summaries under `<sessions folder>/<YYYY-MM-DD>/` from the day `since` to the day `until` (each
-        open when None), newest first by (date, time).
+    def sessions(self, since: dt.date | None = None) -> list[SessionSummary]:
+        """Session summaries under `<sessions folder>/<YYYY-MM-DD>/`, newest first by (date, time).
 
         Folders whose name is not a date are skipped; broken notes are skipped and added to
         `problems`. Summaries are kept between calls and re-read only when their file's stat changes, so
@@ -355,7 +354,7 @@ class ObsidianVault:
             self.problems.append((base, str(exc)))
             return []
         summaries: list[SessionSummary] = []
-        for rel, stamp in session_files(base, folder, since, self.problems, until):
+        for rel, stamp in session_files(base, folder, since, self.problems):
             cached = self._session_cache.get(rel)
             if cached is not None and cached[0] == stamp:
                 summaries.append(cached[1])

@@ -6,6 +6,9 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pytest
+
+from companion.config import SessionsConfig
 from companion.workspace import Workspace
 from tests.helpers.summaries import write_heartbeats, write_summary
 from tests.helpers.workspaces import workspace
@@ -117,3 +120,32 @@ def test_a_run_stopped_before_the_verdicts_were_recorded_heals(tmp_path: Path) -
     assert _indexed(ws) == set()  # the four were counted again: with the fifth, all five are boilerplate
     assert {p for p in beats} <= set(ws.manifest.stats_of_chatter())
     ws.close()
+
+
+def test_summaries_recorded_ahead_of_a_judgement_that_never_came_are_read_or_forgotten(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    real = write_summary(root, NOW - dt.timedelta(days=2), "Guest wifi is Gastnetz.", "Noted.")
+    ws = workspace(root)
+    ws.indexer().sync()
+    # A run that stopped after recording four acknowledgements' shapes, and before judging them; then they were
+    # deleted. They must not count toward "Noted." being boilerplate forever.
+    shapes = ws.manifest.note(real)
+    assert shapes is not None
+    with ws.manifest.transaction() as db:
+        row = db.execute("SELECT user, reply, body FROM session_shapes WHERE path = ?", (real,)).fetchone()
+        for n in range(4):
+            db.execute(
+                "INSERT INTO session_shapes VALUES (?, 0, 0, ?, ?, ?, '?')",
+                (f"ops/sessions/2026-11-01/ack-{n}.md", f"other-{n}", row[1], row[2]),
+            )
+    ws.indexer().sync()
+    with ws.manifest.transaction() as db:
+        left = {p for (p,) in db.execute("SELECT path FROM session_shapes")}
+    assert left == {real}
+    assert "Noted" in ws.manifest.bodies([real])[real]
+    ws.close()
+
+
+def test_a_limit_of_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="0 or 2"):
+        SessionsConfig(boilerplate_sessions=1)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+from companion.agent.periods import recent
+from companion.recall.scope import Scope
 from companion.workspace import Workspace
 from tests.helpers.files import write
 from tests.helpers.summaries import write_heartbeats, write_summary
@@ -154,4 +156,35 @@ def test_forty_days_of_summaries_answer_by_topic_and_by_period(tmp_path: Path) -
     recent = ws.recall().recall_recent(hours=24 * 7, limit=20, as_of=NOW)
     assert [t.path for t in recent] == [paths[9], paths[8]]
     assert {s.path for s in context.sessions} <= beats
+    ws.close()
+
+
+def test_a_period_asked_by_an_agent_lists_no_heartbeat(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    day = NOW - dt.timedelta(days=6)
+    real = write_summary(root, day.replace(hour=9), "The NAS fan grinds again.", "The bearing, probably.")
+    beats = set(write_heartbeats(root, day.replace(hour=22), 8, every=dt.timedelta(hours=1)))
+    ws = workspace(root)
+    ws.indexer().sync()
+    listed = recent(ws.recall(), None, 5, period=f"on {day:%d %B}", as_of=NOW.isoformat())
+    assert [t.path for t in listed.sessions] == [real]
+    assert not beats & {t.path for t in listed.sessions} and listed.more == 0
+    ws.close()
+
+
+def test_a_scope_that_leaves_the_carrier_out_keeps_the_summary(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    paths = _vault(root)
+    when = NOW - dt.timedelta(days=24, hours=3)
+    write(
+        root,
+        "Chats/2026-11-03 NAS.md",
+        f"---\ntype: conversation\ndate: {when.date()}\ntime: '{when:%H:%M}'\nuser_id: alice\n---\n"
+        "alice: the NAS fan grinds.\nagent: the bearing, probably.\n",
+    )
+    ws = workspace(root)
+    ws.indexer().sync()
+    inside = ws.recall().recall("NAS fan noise", as_of=NOW, scope=Scope(path_glob="ops/sessions/**"))
+    assert inside.results[0].path == paths[1]
+    assert _warm(ws, "NAS fan noise")[0][0] == "Chats/2026-11-03 NAS.md"  # without the scope, the carrier
     ws.close()
