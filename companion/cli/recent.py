@@ -79,8 +79,10 @@ def run(args: argparse.Namespace) -> int:
         print("no completed sessions in that window")
     for t in found.sessions:
         who = f"{t.user_id}/{t.chat_id}" if t.chat_id else t.user_id
-        print(redact_text(f"{t.when:%Y-%m-%d %H:%M}  {who:<18} {t.title}"))
-        if t.summary:
+        # A summary's title is the user's message, which its exchange line starts with: one line says both.
+        said = t.summary if t.summary and t.title and t.summary.startswith(t.title) else t.title
+        print(redact_text(f"{t.when:%Y-%m-%d %H:%M}  {who:<18} {said}"))
+        if t.summary and said != t.summary:
             print(redact_text(f"{'':18}{t.summary}"))
     if found.more:
         print(f"and {counted(found.more, 'more session')} of that period (--limit shows more)")

@@ -70,6 +70,9 @@ def test_recent_lists_a_period(vault: tuple[Path, str, dict[str, Written]]) -> N
     data = json.loads(_run(vault, "recent", "--period", "on 3 November", "--json").stdout)
     assert [s["path"] for s in data["sessions"]] == [sessions["car"].path, sessions["dentist"].path]
     assert data["sessions"][0]["summary"] == "Is the car service booked? → Thursday at 8."
+    text = _run(vault, "recent", "--period", "on 3 November").stdout
+    assert "Is the car service booked? → Thursday at 8." in text
+    assert text.count("Is the car service booked?") == 1  # a summary's title is its message: said once
     out = _run(vault, "recent", "--period", "last week", "--limit", "2").stdout
     assert "and 2 more sessions of that period" in out
     bad = run_companion("recent", "--vault", str(vault[0]), "--data-dir", vault[1], "--period", "someday")
