@@ -118,14 +118,44 @@ def test_the_conversation_note_carries_its_session(tmp_path: Path) -> None:
     ws.close()
 
 
+MORE_TOPICS = [
+    ("The printer upstairs jams on thick paper.", "Use the rear tray for card stock."),
+    ("Plan the Lisbon weekend in April.", "Flights on Friday evening, back Monday morning."),
+    ("My bike chain keeps slipping in high gears.", "The chain is worn; replace it with the cassette."),
+    ("What wine goes with the mushroom risotto?", "A dry white: a Soave or a Grüner Veltliner."),
+    ("The kitchen tap drips at night.", "Replace the cartridge; it is a 35 mm ceramic one."),
+    ("Remind me of the passport renewal.", "Your passport expires in March; book the office in January."),
+    ("The cat refuses the new food brand.", "Mix it with the old one over a week."),
+    ("Set up the tax folder for this year.", "Created the folder with receipts, payslips and the insurer's letter."),
+    ("The laptop battery drains overnight.", "Hibernate instead of sleep; a firmware update is waiting."),
+    ("Find a violin teacher for Mia.", "Two teachers near the school offer Saturday lessons."),
+]
+MORE_QUESTIONS = [
+    "printer jams card stock",
+    "Lisbon weekend flights",
+    "bike chain slipping",
+    "wine with mushroom risotto",
+    "kitchen tap drips",
+    "passport renewal",
+    "cat new food",
+    "tax folder receipts",
+    "laptop battery drains",
+    "violin teacher for Mia",
+]
+
+
 def test_heartbeats_never_reach_the_results(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     paths = _vault(root, days_ago=30)
+    for n, (said, reply) in enumerate(MORE_TOPICS):
+        paths.append(write_summary(root, NOW - dt.timedelta(days=45 - n, hours=5), said, reply))
     beats = set(write_heartbeats(root, NOW - dt.timedelta(days=3), 500, every=dt.timedelta(minutes=50)))
     ws = workspace(root)
     report = ws.indexer().sync()
     assert report.sessions_left_out == 500
-    for path, question in zip(paths, QUESTIONS, strict=True):
+    # Twenty real sessions among 500 heartbeats, twenty questions: each finds its session first, no heartbeat in
+    # any top 10; nor do questions close to what heartbeats say.
+    for path, question in zip(paths, QUESTIONS + MORE_QUESTIONS, strict=True):
         results = [p for p, _, _ in _warm(ws, question)]
         assert results[0] == path, question
         assert not beats & set(results), question
