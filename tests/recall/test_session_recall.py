@@ -87,6 +87,18 @@ def test_a_session_is_shown_by_what_was_said(tmp_path: Path) -> None:
     ws.close()
 
 
+def _nas_conversation(root: Path) -> None:
+    """The NAS exchange of `_vault` filed again as a conversation note, not naming its summary: the same moment and
+    session key make it the carrier."""
+    when = NOW - dt.timedelta(days=24, hours=3)
+    write(
+        root,
+        "Chats/2026-11-03 NAS.md",
+        f"---\ntype: conversation\ndate: {when.date()}\ntime: '{when:%H:%M}'\nuser_id: alice\n---\n"
+        "alice: the NAS fan grinds.\nagent: the bearing, probably.\n",
+    )
+
+
 def test_the_conversation_note_carries_its_session(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     paths = _vault(root)
@@ -98,13 +110,7 @@ def test_the_conversation_note_carries_its_session(tmp_path: Path) -> None:
         f"session: {paths[0]}\n---\nalice: where is the guest wifi password?\nagent: on the fridge card.\n",
     )
     # The same exchange filed again without naming its summary: matched by its moment and session key.
-    when2 = NOW - dt.timedelta(days=24, hours=3)
-    write(
-        root,
-        "Chats/2026-11-03 NAS.md",
-        f"---\ntype: conversation\ndate: {when2.date()}\ntime: '{when2:%H:%M}'\nuser_id: alice\n---\n"
-        "alice: the NAS fan grinds.\nagent: the bearing, probably.\n",
-    )
+    _nas_conversation(root)
     ws = workspace(root)
     ws.indexer().sync()
     wifi = [p for p, _, _ in _warm(ws, "guest wifi password")]
@@ -205,13 +211,7 @@ def test_a_period_asked_by_an_agent_lists_no_heartbeat(tmp_path: Path) -> None:
 def test_a_scope_that_leaves_the_carrier_out_keeps_the_summary(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     paths = _vault(root)
-    when = NOW - dt.timedelta(days=24, hours=3)
-    write(
-        root,
-        "Chats/2026-11-03 NAS.md",
-        f"---\ntype: conversation\ndate: {when.date()}\ntime: '{when:%H:%M}'\nuser_id: alice\n---\n"
-        "alice: the NAS fan grinds.\nagent: the bearing, probably.\n",
-    )
+    _nas_conversation(root)
     ws = workspace(root)
     ws.indexer().sync()
     inside = ws.recall().recall("NAS fan noise", as_of=NOW, scope=Scope(path_glob="ops/sessions/**"))
