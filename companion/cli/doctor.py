@@ -83,7 +83,8 @@ def diagnose(ws: Workspace) -> dict[str, Any]:
             "pending": len(ws.manifest.pending()),
             "to_embed": ws.manifest.unembedded_totals()[0],
             "skipped": [{"path": p, "reason": r} for p, r in ws.manifest.skipped()],
-            "stale": len(set(scan) - {n.path for n in ws.manifest.notes()}),
+            # A summary left out as boilerplate was read and judged: it is indexed as far as it ever will be.
+            "stale": len(set(scan) - {n.path for n in ws.manifest.notes()} - ws.manifest.stats_of_chatter().keys()),
         },
         "fulltext": words,
         "model": {"cache": str(models_dir())},

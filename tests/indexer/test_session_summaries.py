@@ -10,6 +10,7 @@ import pytest
 
 from companion.config import SessionsConfig
 from companion.workspace import Workspace
+from tests.helpers.cli import companion_json
 from tests.helpers.summaries import write_heartbeats, write_summary
 from tests.helpers.workspaces import workspace
 
@@ -149,3 +150,14 @@ def test_summaries_recorded_ahead_of_a_judgement_that_never_came_are_read_or_for
 def test_a_limit_of_one_is_refused() -> None:
     with pytest.raises(ValueError, match="0 or 2"):
         SessionsConfig(boilerplate_sessions=1)
+
+
+def test_doctor_counts_no_left_out_summary_as_waiting(tmp_path: Path) -> None:
+    root, data = tmp_path / "vault", tmp_path / "data"
+    write_heartbeats(root, NOW, 6)
+    write_summary(root, NOW - dt.timedelta(days=3), "The NAS fan grinds.", "The bearing, probably.")
+    (root / ".companion").mkdir()
+    (root / ".companion" / "companion.yaml").write_text("embedding:\n  provider: hash\n", encoding="utf-8")
+    companion_json("index", "--vault", str(root), "--data-dir", str(data))
+    doctor = companion_json("doctor", "--vault", str(root), "--data-dir", str(data))
+    assert doctor["index"]["notes"] == 1 and doctor["index"]["stale"] == 0
