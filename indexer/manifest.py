@@ -26,6 +26,7 @@ from companion.locations import private_file, private_folder
 from companion.recall.language import language_of
 from companion.recall.scope import COLUMN_FIELDS, Scope
 from companion.sqlrows import rows_in
+from companion.vault.boilerplate import Boilerplate
 from companion.vault.parse import aliases_of
 from companion.words import segment
 from indexer import sessionshapes
@@ -318,6 +319,10 @@ class Manifest:
                     # Another process opening the same older index may have added it first: nothing to do then.
                     if "duplicate column" not in str(exc):
                         raise
+        if sessionshapes.outdated(self._db):
+            with self.transaction() as db:
+                sessionshapes.upgrade(db)
+        self._db.execute(sessionshapes.SESSION_INDEX)
         self._db.execute("CREATE INDEX IF NOT EXISTS notes_title_key ON notes(title_key)")
         # Every embedding pass asks which titles wait for a vector: a partial index answers without a table scan.
         self._db.execute("CREATE INDEX IF NOT EXISTS notes_untitled ON notes(id) WHERE title_vec IS NULL")
@@ -426,6 +431,14 @@ class Manifest:
     def stats_of_chatter(self) -> dict[str, tuple[int, int]]:
         """Path to (mtime_ns, size) of the session summaries left out as boilerplate."""
         return sessionshapes.left_out(self._db)
+
+    def befores(self, rule: Boilerplate, session: str | None = None) -> dict[str, sessionshapes.Before]:
+        """The exchange before each placed session summary (of one session, or of all), as `rule` judges them."""
+        return sessionshapes.befores(self._db, rule, session)
+
+    def summary_contexts(self) -> dict[str, str]:
+        """The stamp of the context each recorded session summary was embedded with."""
+        return sessionshapes.contexts(self._db)
 
     def note(self, path: str) -> NoteRecord | None:
         """The record of one indexed note."""

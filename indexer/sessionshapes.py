@@ -5,11 +5,17 @@ each summary's shapes (three short hashes) and the parts it kept: the counts com
 whose verdict changed since it was indexed (the fifth `HEARTBEAT_OK` makes the first four boilerplate) is found
 without reading any file. A summary that is no candidate has no row in `notes`; its row here, with its stat,
 is what tells a restart it needs no reading.
+
+Each row also places its summary in its session (the day and the session key) and in time, and keeps the stamp of
+the exchange before it that it was embedded with (`Before`): when that one changes, leaves, or another arrives
+between the two, the stamp the table gives no longer matches and the summary is embedded again.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from companion.vault.boilerplate import Boilerplate, ExchangeShapes
 from companion.vault.notes import FileStat
@@ -22,19 +28,128 @@ CREATE TABLE IF NOT EXISTS session_shapes (
     user TEXT NOT NULL,
     reply TEXT NOT NULL,
     body TEXT NOT NULL,
-    kept TEXT NOT NULL
+    kept TEXT NOT NULL,
+    session TEXT NOT NULL DEFAULT '',
+    at TEXT NOT NULL DEFAULT '',
+    context TEXT NOT NULL DEFAULT ''
 );
 """
-"""The table (created with the manifest's schema)."""
+"""The table (created with the manifest's schema; `upgrade` brings an older one up to date)."""
+
+_PLACE_COLUMNS = (
+    ("session", "session TEXT NOT NULL DEFAULT ''"),
+    ("at", "at TEXT NOT NULL DEFAULT ''"),
+    ("context", "context TEXT NOT NULL DEFAULT ''"),
+)
 
 
-def record(db: sqlite3.Connection, path: str, stat: FileStat, shapes: ExchangeShapes, kept: str) -> None:
-    """Record a summary's shapes and the parts it kept, in the caller's transaction."""
+SESSION_INDEX = "CREATE INDEX IF NOT EXISTS session_shapes_session ON session_shapes(session, at)"
+"""Finds a session's summaries without a table scan (run once the table is up to date)."""
+
+
+def _missing(db: sqlite3.Connection) -> list[str]:
+    have = {str(r[1]) for r in db.execute("PRAGMA table_info(session_shapes)")}
+    return [sql for name, sql in _PLACE_COLUMNS if name not in have]
+
+
+def outdated(db: sqlite3.Connection) -> bool:
+    """Whether the table lacks columns (written by an older version): a read, no lock."""
+    return bool(_missing(db))
+
+
+def upgrade(db: sqlite3.Connection) -> None:
+    """Add the columns an older index lacks, in the caller's transaction. Its summaries are read again (their rows
+    forgotten, their notes marked stale), so each is placed in its session and embedded with the exchange before it."""
+    missing = _missing(db)  # again, inside the transaction: another process may have done it meanwhile
+    if not missing:
+        return
+    for sql in missing:
+        db.execute(f"ALTER TABLE session_shapes ADD COLUMN {sql}")
+    db.execute("DELETE FROM session_shapes")
+    db.execute("UPDATE notes SET mtime_ns = -1 WHERE kind = 'session'")
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a summary stands: its session (day and session key; empty for a summary with no readable moment) and
+    its moment (ISO, as written), which orders a session's exchanges."""
+
+    session: str = ""
+    """The day and the session key."""
+    at: str = ""
+    """The moment."""
+
+
+@dataclass(frozen=True)
+class Before:
+    """The exchange a summary is embedded after: the nearest earlier summary of its session with a side kept."""
+
+    path: str
+    """That summary's vault path."""
+    stamp: str
+    """Its path, stat and kept sides: what changes when the context it gives changes."""
+    kept: str
+    """Its sides kept (`u`, `r`), the body left out: an exchange is the context, not its notes."""
+
+
+def record(
+    db: sqlite3.Connection,
+    path: str,
+    stat: FileStat,
+    shapes: ExchangeShapes,
+    kept: str,
+    place: Place = Place(),
+    context: str = "",
+) -> None:
+    """Record a summary's shapes, the parts it kept, its place and the stamp of the context it was embedded with, in
+    the caller's transaction."""
     db.execute(
-        "INSERT OR REPLACE INTO session_shapes(path, mtime_ns, size, user, reply, body, kept) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (path, stat.mtime_ns, stat.size, shapes.user, shapes.reply, shapes.body, kept),
+        "INSERT OR REPLACE INTO session_shapes(path, mtime_ns, size, user, reply, body, kept, session, at, context) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            path,
+            stat.mtime_ns,
+            stat.size,
+            shapes.user,
+            shapes.reply,
+            shapes.body,
+            kept,
+            place.session,
+            place.at,
+            context,
+        ),
     )
+
+
+_PLACED = "SELECT path, session, at, mtime_ns, size, user, reply FROM session_shapes"
+
+
+def befores(db: sqlite3.Connection, rule: Boilerplate, session: str | None = None) -> dict[str, Before]:
+    """The exchange before each placed summary (of one session, or of all), as the table and `rule` have them;
+    summaries with none are left out."""
+    if session is None:
+        rows = db.execute(f"{_PLACED} WHERE session != ''")
+    else:
+        rows = db.execute(f"{_PLACED} WHERE session = ?", (session,))
+    return _befores(rows, rule)
+
+
+def _befores(rows: Iterable[tuple[str, str, str, int, int, str, str]], rule: Boilerplate) -> dict[str, Before]:
+    out: dict[str, Before] = {}
+    last: dict[str, Before] = {}
+    for path, session, _, mtime, size, user, reply in sorted(rows, key=lambda r: (r[1], r[2], r[0])):
+        before = last.get(session)
+        if before is not None:
+            out[path] = before
+        sides = rule.kept(ExchangeShapes(user, reply, "")).replace("b", "")
+        if sides:
+            last[session] = Before(path, f"{path}|{mtime}|{size}|{sides}", sides)
+    return out
+
+
+def contexts(db: sqlite3.Connection) -> dict[str, str]:
+    """The stamp of the context each recorded summary was embedded with (empty: none)."""
+    return {str(p): str(c) for p, c in db.execute("SELECT path, context FROM session_shapes")}
 
 
 def forget(db: sqlite3.Connection, path: str) -> None:

@@ -133,7 +133,7 @@ class Indexer:
         self._embedder: Embedder | None = None
         self._store: VectorStore | SharedStore | None = None
         self.batch_chunks = batch_chunks
-        self.summaries = Summaries(manifest, vault.config.sessions.boilerplate_sessions)
+        self.summaries = Summaries(manifest, vault.config.sessions.boilerplate_sessions, self._read_redacted)
         """What of each session summary is indexed (its boilerplate left out)."""
         # The embedding rate measured by this indexer (model tokens and the wall time they took, the store's writes
         # included), for time estimates.
@@ -367,10 +367,10 @@ class Indexer:
             report.sessions_left_out += 1
             plan = None
         else:
-            plan = self._plan(view.note, stat, donors, report, view.kept)
+            plan = self._plan(view.note, stat, donors, report, view.verdict)
             if plan is not None:
                 plan.words = view.words
-        self.summaries.remember(path, stat, view.shapes, view.kept)
+        self.summaries.remember(path, stat, view)
         return plan
 
     def _plan(
@@ -383,7 +383,7 @@ class Indexer:
     ) -> _Plan | None:
         meta = note_metadata(note)
         if kept is not None:
-            meta["kept"] = kept  # a summary's verdict changes its text, though not its file
+            meta["kept"] = kept  # a summary's verdict and context change its text, though not its file
         record = self.manifest.note(note.path)
         if record is not None and record.content_hash == note.content_hash and record.meta_hash == _meta_hash(meta):
             with self.manifest.transaction() as db:

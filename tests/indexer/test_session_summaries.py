@@ -4,13 +4,18 @@ and the verdicts kept right as summaries arrive, leave and the limit changes."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from companion.config import SessionsConfig
+from companion.embedding.hashing import HashEmbedder
 from companion.workspace import Workspace
 from tests.helpers.cli import companion_json
+from tests.helpers.secretcorpus import JWT
 from tests.helpers.summaries import write_heartbeats, write_summary
 from tests.helpers.workspaces import workspace
 
@@ -136,7 +141,8 @@ def test_summaries_recorded_ahead_of_a_judgement_that_never_came_are_read_or_for
         row = db.execute("SELECT user, reply, body FROM session_shapes WHERE path = ?", (real,)).fetchone()
         for n in range(4):
             db.execute(
-                "INSERT INTO session_shapes VALUES (?, 0, 0, ?, ?, ?, '?')",
+                "INSERT INTO session_shapes(path, mtime_ns, size, user, reply, body, kept) "
+                "VALUES (?, 0, 0, ?, ?, ?, '?')",
                 (f"ops/sessions/2026-11-01/ack-{n}.md", f"other-{n}", row[1], row[2]),
             )
     ws.indexer().sync()
@@ -161,3 +167,110 @@ def test_doctor_counts_no_left_out_summary_as_waiting(tmp_path: Path) -> None:
     companion_json("index", "--vault", str(root), "--data-dir", str(data))
     doctor = companion_json("doctor", "--vault", str(root), "--data-dir", str(data))
     assert doctor["index"]["notes"] == 1 and doctor["index"]["stale"] == 0
+
+
+class _Recording(HashEmbedder):
+    """The hashing embedder, keeping every text it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+def _with(texts: list[str], said: str) -> list[str]:
+    return [t for t in texts if said in t]
+
+
+MORNING = NOW.replace(hour=9)
+
+
+def test_a_summary_is_embedded_after_the_exchange_before_it_in_its_session(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write_summary(root, MORNING, "Shall we paint the shed behind the garage?", "Yes, with weatherproof acrylic.")
+    follow = write_summary(root, MORNING + dt.timedelta(minutes=5), "Which colour was that one?", "Sage green.")
+    write_summary(root, MORNING + dt.timedelta(minutes=7), "Book the dentist.", "Booked.", chat_id="other")
+    write_summary(root, MORNING + dt.timedelta(days=1), "And the gutters?", "Cleaned on Sunday.")
+    embedder = _Recording()
+    ws = workspace(root, embedder)
+    ws.indexer().sync()
+
+    def text_of(reply: str) -> str:
+        (text,) = [t for t in embedder.texts if t.rstrip().endswith(reply)]
+        return text
+
+    # The follow-up is embedded with what it follows; the first exchange, another chat and another day are not.
+    assert "paint the shed" in text_of("Sage green.")
+    assert "colour" not in text_of("weatherproof acrylic.")
+    assert "shed" not in text_of("Booked.")
+    assert "colour" not in text_of("Cleaned on Sunday.")
+    # Its words are its own: a search for the shed does not find the follow-up.
+    assert "paint the shed" not in ws.manifest.bodies([follow])[follow]
+    ws.close()
+
+
+def test_a_summary_is_embedded_again_when_the_exchange_before_it_changes(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    first = write_summary(root, MORNING, "Shall we paint the shed?", "Yes, with acrylic.", name="0900")
+    follow = write_summary(root, MORNING + dt.timedelta(minutes=5), "Which colour was it?", "Sage green.", name="0905")
+    other = write_summary(root, MORNING + dt.timedelta(days=1), "And the gutters?", "Cleaned.", name="0900")
+    embedder = _Recording()
+    ws = workspace(root, embedder)
+    ws.indexer().sync()
+
+    def embedded_after() -> list[str]:
+        embedder.texts.clear()
+        ws.indexer().sync()
+        return _with(embedder.texts, "Which colour")
+
+    # Edited: the follow-up is embedded with the new words, never the old.
+    write_summary(root, MORNING, "Shall we mend the fence?", "Yes, new posts.", name="0900")
+    assert [t for t in embedded_after() if "mend the fence" in t and "paint the shed" not in t]
+    # One arrives between the two: it becomes the context.
+    write_summary(root, MORNING + dt.timedelta(minutes=2), "Or the garden bench?", "The bench too.", name="0902")
+    assert [t for t in embedded_after() if "garden bench" in t and "mend the fence" not in t]
+    # It leaves: the first is the context again.
+    (root / f"ops/sessions/{MORNING.date().isoformat()}/0902.md").unlink()
+    assert [t for t in embedded_after() if "mend the fence" in t and "garden bench" not in t]
+    # A change elsewhere embeds the follow-up no more.
+    write_summary(root, MORNING + dt.timedelta(days=1), "And the gutters, again?", "Cleaned twice.", name="0900")
+    assert embedded_after() == []
+    assert {first, follow, other} <= {n.path for n in ws.manifest.notes()}
+    ws.close()
+
+
+def test_the_exchange_before_a_summary_is_redacted_and_boilerplate_free(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write_summary(root, MORNING, f"The deploy token is {JWT} for the shed server.", "Stored it.", name="0900")
+    for n, word in enumerate(("alpha", "bravo", "charlie", "delta", "echo")):
+        write_summary(root, MORNING + dt.timedelta(minutes=10 + n), f"Remember {word}.", "Noted.", name=f"ack{n}")
+    embedder = _Recording()
+    ws = workspace(root, embedder)
+    ws.indexer().sync()
+    assert [t for t in _with(embedder.texts, "Remember alpha.") if "deploy token" in t]
+    assert not _with(embedder.texts, JWT)
+    assert not _with(embedder.texts, "Noted")  # boilerplate, in its own exchange and as another's context
+    ws.close()
+
+
+def test_an_index_from_before_summaries_had_a_place_embeds_them_again(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write_summary(root, MORNING, "Shall we paint the shed?", "Yes, with acrylic.")
+    write_summary(root, MORNING + dt.timedelta(minutes=5), "Which colour was it?", "Sage green.")
+    ws = workspace(root)
+    indexer = ws.indexer()
+    indexer.summaries.read = None  # as an older version embedded them: each exchange alone
+    indexer.sync()
+    with ws.manifest.transaction() as db:
+        db.execute("DROP INDEX session_shapes_session")
+        for column in ("context", "at", "session"):
+            db.execute(f"ALTER TABLE session_shapes DROP COLUMN {column}")
+    ws.close()
+    embedder = _Recording()
+    ws = workspace(root, embedder)
+    ws.indexer().sync()
+    assert [t for t in _with(embedder.texts, "Which colour") if "paint the shed" in t]
+    ws.close()
