@@ -96,7 +96,8 @@ class EmbeddingConfig:
     model: str | None = None
     """The model: for `minilm`, `all-MiniLM-L6-v2` (the default) or `all-MiniLM-L6-v2-int8`, the same model with
     int8 matrix products, built at install, about 1.6x faster on a CPU; for `openai`, the server's model name.
-    Changing it needs `companion index --rebuild`: an index never mixes two models' vectors."""
+    Changing it embeds every note again at the next `companion index` (the words index is kept and searched meanwhile):
+    an index never mixes two models' vectors."""
     url: str | None = None
     """Base URL of the OpenAI-compatible endpoint."""
     api_key_env: str | None = None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from companion.config import CompanionConfig, load_config
-from companion.embedding.providers import Embedder, embedder_from_config
+from companion.embedding.providers import Embedder, embedder_from_config, model_id_of
 from companion.errors import IndexLockedError, StoreError
 from companion.locations import DataPaths, keep_private, private_file, private_folder, vault_data_dir
 from companion.recall.access import AccessLog
@@ -59,6 +59,9 @@ class Workspace:
     _store: VectorStore | SharedStore | None = field(default=None, repr=False)
     _owner: StoreOwner | None = field(default=None, repr=False)
     _fresh_store: bool = field(default=False, repr=False)  # the vectors were dropped on purpose: a new store is due
+    model_change: tuple[str, str] | None = field(default=None, repr=False)
+    """(the model the vectors were made with, the configured one) when this process found them different and began
+    to embed every note again; None otherwise."""
     _searcher: Searcher | None = field(default=None, repr=False)
     _access: AccessLog | None = field(default=None, repr=False)
     # The app opens the model and the store from two threads (recall, indexer): each must be opened once.
@@ -237,12 +240,35 @@ class Workspace:
         if manifest.get_meta("redaction") != RULES_VERSION and manifest.note_count():
             manifest.reread()
         manifest.set_meta("redaction", RULES_VERSION)
+        self.follow_model()
         if own_connections:
             access = AccessLog(self._private(self.paths.access))
             vault = ObsidianVault(self.root, self.config)
             manifest = Manifest(self.paths.manifest)
             return Indexer(vault, manifest, self.chunker, self.embedder, self.store, on_moved=access.rename)
         return Indexer(self.vault, manifest, self.chunker, self.embedder, self.store, on_moved=self.access_log().rename)
+
+    def configured_model_id(self) -> str:
+        """The id of the model this workspace embeds with, without loading it."""
+        if self.embedder_override is not None:
+            return self.embedder_override.model_id
+        if self._embedder is not None:
+            return self._embedder.model_id
+        return model_id_of(self.config.embedding.provider, self.config.embedding.model)
+
+    def follow_model(self) -> None:
+        """When the configured model is not the one the vectors were made with, drop the vectors and embed every
+        note again, keeping the words index: a cosine between two models' vectors means nothing, and a vault must
+        stay searchable by its words meanwhile (the caller holds the index for writing)."""
+        manifest = self.manifest
+        configured = self.configured_model_id()
+        made_with = manifest.get_meta("vectors_model") or manifest.get_meta("title_model")
+        if made_with is not None and made_with != configured and manifest.note_count():
+            self.reset_vectors()
+            manifest.reembed(configured, made_with)
+            self.model_change = (made_with, configured)
+        elif made_with != configured:
+            manifest.set_meta("vectors_model", configured)
 
     def _private(self, path: Path) -> Path:
         """`path`, a database file of the data directory, created private (mode 600 in a folder of mode 700) when
@@ -270,6 +296,7 @@ class Workspace:
                 self._access.close()
                 self._access = None
 
+        self.follow_model()  # a store of another model's vectors is no damage to mend
         return mend(
             self.paths,
             self.manifest,

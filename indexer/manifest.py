@@ -377,6 +377,29 @@ class Manifest:
             for table in ("notes", "chunks", "skipped", "pending", "fts", "aliases", "unembedded"):
                 db.execute(f"DELETE FROM {table}")
 
+    def reembed(self, model_id: str, before: str) -> None:
+        """Make every vector again with `model_id` (the vectors of `before` are gone): the notes and their words stay
+        searchable, every note is read again and its chunks queued, and until that reading is done readers are told
+        (`reembedding`) and answer from words only."""
+        with self.transaction() as db:
+            for table in ("chunks", "unembedded", "pending"):
+                db.execute(f"DELETE FROM {table}")
+            db.execute("UPDATE notes SET mtime_ns = -1, content_hash = '', title_vec = NULL")
+            for key, value in (("vectors_model", model_id), ("title_model", model_id), ("reembedding", before)):
+                db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def reembedding(self) -> str | None:
+        """The model whose vectors were dropped, while the notes are read again for another (else None)."""
+        return self.get_meta("reembedding")
+
+    def reread_done(self) -> None:
+        """Every note was read again after a change of model: readers may ask the meaning side again."""
+        if self.reembedding() is None:
+            return
+        with self.transaction() as db:
+            if db.execute("SELECT 1 FROM notes WHERE mtime_ns = -1 LIMIT 1").fetchone() is None:
+                db.execute("DELETE FROM meta WHERE key = 'reembedding'")
+
     def invalidate(self) -> None:
         """Make the next sync re-read every note and retry every skipped one (after a settings change).
 
@@ -432,13 +455,9 @@ class Manifest:
         """Path to (mtime_ns, size) of the session summaries left out as boilerplate."""
         return sessionshapes.left_out(self._db)
 
-    def befores(self, rule: Boilerplate, session: str | None = None) -> dict[str, sessionshapes.Before]:
-        """The exchange before each placed session summary (of one session, or of all), as `rule` judges them."""
+    def befores(self, rule: Boilerplate, session: str) -> dict[str, sessionshapes.Before]:
+        """The exchange before each session summary of one session, as `rule` judges them."""
         return sessionshapes.befores(self._db, rule, session)
-
-    def summary_contexts(self) -> dict[str, str]:
-        """The stamp of the context each recorded session summary was embedded with."""
-        return sessionshapes.contexts(self._db)
 
     def note(self, path: str) -> NoteRecord | None:
         """The record of one indexed note."""

@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from companion.config import RecallConfig
 from companion.embedding.providers import Embedder
-from companion.errors import StoreError
+from companion.errors import ModelError, StoreError
 from companion.recall.candidates import Hit, NoteInfo, fuse, lexical_dense_weight
 from companion.recall.fusion import Evidence, FusionModel, Question, features, name_rank, own_language_names
 from companion.recall.language import language_of, question_language
@@ -176,6 +176,14 @@ class Searcher:
         terms = self._lexical_terms(query)
         match = fts_query(terms)
         lexical = dict(self.manifest.lexical(match, candidates, scope)) if match else {}
+        dropped = self.manifest.reembedding() if dense_weight > 0 else None
+        if dropped is not None:
+            # The vectors of the model before are gone and the notes are being read again for the new one.
+            self.dense_unavailable = (
+                f"the embedding model changed (the index was embedded with {dropped}): results from words only "
+                "while every note is read again, then the meaning side fills in as `companion index` embeds them"
+            )
+            dense_weight = 0.0
         if dense_weight > 0 and self.built() < 1.0:
             # A note still without vectors would lose to every embedded one for want of a meaning score: while the
             # best word matches wait for theirs, every note is ranked by its words alone (and the model is not
@@ -196,6 +204,11 @@ class Searcher:
         if query.strip() and dense_weight > 0:
             try:
                 rows = self._dense(query, scope, candidates * 3, candidates)
+            except ModelError as exc:  # the store was embedded with another model than the one configured
+                self.dense_unavailable = (
+                    f"the meaning side of the index is unavailable ({str(exc).rstrip('.')}): results from words only"
+                )
+                dense_weight = 0.0
             except StoreError as exc:  # the owner does not answer, or the store is damaged
                 # Never silently: the answer is from words alone, and the caller says why.
                 self.dense_unavailable = (
@@ -460,6 +473,8 @@ class Searcher:
         written since the last embedding pass, or an index built before titles were embedded) gets the others'
         mean: neither favoured nor held back. When none has one, the feature is 0 for every candidate: the
         ranking is the same, the relevances lower, until the next embedding pass makes them."""
+        if self.manifest.get_meta("title_model") != self._open_embedder().model_id:
+            return {}  # made by another model: their cosines to this model's vector mean nothing
         stored = self.manifest.title_vectors(paths)
         if not stored:
             return {}

@@ -124,32 +124,45 @@ def record(
 _PLACED = "SELECT path, session, at, mtime_ns, size, user, reply FROM session_shapes"
 
 
-def befores(db: sqlite3.Connection, rule: Boilerplate, session: str | None = None) -> dict[str, Before]:
-    """The exchange before each placed summary (of one session, or of all), as the table and `rule` have them;
-    summaries with none are left out."""
-    if session is None:
-        rows = db.execute(f"{_PLACED} WHERE session != ''")
-    else:
-        rows = db.execute(f"{_PLACED} WHERE session = ?", (session,))
-    return _befores(rows, rule)
+def befores(db: sqlite3.Connection, rule: Boilerplate, session: str) -> dict[str, Before]:
+    """The exchange before each summary of one session, as the table and `rule` have them; summaries with none are
+    left out."""
+    rows = db.execute(f"{_PLACED} WHERE session = ?", (session,))
+    return _befores(
+        (p, s, a, int(m), int(z), rule.kept(ExchangeShapes(u, r, "")).replace("b", "")) for p, s, a, m, z, u, r in rows
+    )
 
 
-def _befores(rows: Iterable[tuple[str, str, str, int, int, str, str]], rule: Boilerplate) -> dict[str, Before]:
+def _befores(rows: Iterable[tuple[str, str, str, int, int, str]]) -> dict[str, Before]:
+    """From (path, session, moment, mtime, size, sides kept) of placed summaries."""
     out: dict[str, Before] = {}
     last: dict[str, Before] = {}
-    for path, session, _, mtime, size, user, reply in sorted(rows, key=lambda r: (r[1], r[2], r[0])):
+    for path, session, _, mtime, size, sides in sorted(rows, key=lambda r: (r[1], r[2], r[0])):
         before = last.get(session)
         if before is not None:
             out[path] = before
-        sides = rule.kept(ExchangeShapes(user, reply, "")).replace("b", "")
         if sides:
             last[session] = Before(path, f"{path}|{mtime}|{size}|{sides}", sides)
     return out
 
 
-def contexts(db: sqlite3.Connection) -> dict[str, str]:
-    """The stamp of the context each recorded summary was embedded with (empty: none)."""
-    return {str(p): str(c) for p, c in db.execute("SELECT path, context FROM session_shapes")}
+def moved(db: sqlite3.Connection, rule: Boilerplate, contexts: bool) -> set[str]:
+    """The recorded summaries whose kept parts are no longer what `rule` makes them, and (with `contexts`) those
+    embedded after another exchange than the one now before them; one reading of the table, one judgement a row."""
+    rows = db.execute(
+        "SELECT path, session, at, mtime_ns, size, user, reply, body, kept, context FROM session_shapes"
+    ).fetchall()
+    now = {str(r[0]): rule.kept(ExchangeShapes(r[5], r[6], r[7])) for r in rows}
+    out = {path for path, *_, kept, _ in rows if now[path] != kept}
+    if not contexts:
+        return out
+    placed = _befores((p, s, a, int(m), int(z), now[p].replace("b", "")) for p, s, a, m, z, *_ in rows if s)
+    for path, *_, kept, context in rows:
+        if kept and path not in out:  # a summary that is no candidate is embedded with nothing
+            before = placed.get(path)
+            if context != (before.stamp if before is not None else ""):
+                out.add(path)
+    return out
 
 
 def forget(db: sqlite3.Connection, path: str) -> None:
@@ -169,12 +182,6 @@ def boilerplate(db: sqlite3.Connection, min_sessions: int) -> Boilerplate:
         (min_sessions,),
     )
     return Boilerplate({str(s): int(n) for s, n in rows}, min_sessions)
-
-
-def verdicts(db: sqlite3.Connection) -> list[tuple[str, ExchangeShapes, str]]:
-    """(path, shapes, parts kept when indexed) of every recorded summary."""
-    rows = db.execute("SELECT path, user, reply, body, kept FROM session_shapes")
-    return [(str(p), ExchangeShapes(str(u), str(r), str(b)), str(k)) for p, u, r, b, k in rows]
 
 
 def left_out(db: sqlite3.Connection) -> dict[str, tuple[int, int]]:

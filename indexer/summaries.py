@@ -178,16 +178,7 @@ class Summaries:
         what they were indexed with."""
         rule = self.count()
         with self.manifest.transaction() as db:
-            rows = sessionshapes.verdicts(db)
+            moved = sessionshapes.moved(db, rule, contexts=self.read is not None)
             # Indexed, but stopped before its verdict was recorded: read again, so it counts.
             unrecorded = sessionshapes.unrecorded(db)
-        moved = {path for path, shapes, kept in rows if rule.kept(shapes) != kept}
-        if self.read is not None:
-            # A summary that is no candidate is embedded with nothing, whatever comes before it.
-            embedded = {path for path, _, kept in rows if kept and path not in moved}
-            befores = self.manifest.befores(rule)
-            for path, stamp in self.manifest.summary_contexts().items():
-                before = befores.get(path)
-                if path in embedded and stamp != (before.stamp if before is not None else ""):
-                    moved.add(path)
         return sorted(moved | unrecorded)

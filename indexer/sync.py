@@ -298,6 +298,7 @@ class Indexer:
         finally:
             # A watcher keeps this indexer after a failed run: nothing it read ahead may stand for a later file.
             self.summaries.discard()
+        self.manifest.reread_done()
         self.embed(progress, report, for_s=embed_for_s)
 
     def _read_redacted(self, path: str) -> Note:

@@ -57,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
         with ws.writing():
             mended = None if args.rebuild else ws.mend(full=True)
             indexer = ws.indexer(rebuild=args.rebuild)
+            if ws.model_change is not None and not args.json:
+                # Said before the work: a whole vault is embedded again, which can take a while.
+                print(model_change_line(ws.model_change), file=sys.stderr)
             bar = JsonProgress() if args.json else ProgressBar("indexing")
             report = indexer.sync(progress=bar, reading=bar.reading)
             bar.close()
@@ -250,6 +253,15 @@ def _log_batch(report: IndexReport, events: int, as_json: bool) -> None:
         log.warning("skipped %s: %s", path, reason)
 
 
+def model_change_line(change: tuple[str, str]) -> str:
+    """What a user is told when the index's vectors were made with another model than the configured one."""
+    before, now = change
+    return (
+        f"The embedding model changed from {before} to {now}: its vectors were dropped and every note is embedded "
+        "again, newest first. The words index is kept, so recall answers from words meanwhile."
+    )
+
+
 def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool, mended: Mended | None = None) -> None:
     notes, chunks = ws.manifest.counts()
     problems = ws.vault.problems if first else []
@@ -268,6 +280,9 @@ def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool
                 "left_out": ws.vault.left_out,
                 "problems": [{"path": p, "reason": r} for p, r in problems],
                 "repaired": repaired,
+                "model_change": None
+                if ws.model_change is None
+                else {"from": ws.model_change[0], "to": ws.model_change[1]},
             }
         )
         return

@@ -336,6 +336,19 @@ PROVIDERS: dict[str, Callable[[str | None, str | None, str | None], Embedder]] =
 """Each embedding provider by its config name, built from the config's `model`, `url` and `api_key_env`."""
 
 
+def model_id_of(provider: str, model: str | None) -> str:
+    """The `model_id` the embedder a config asks for will have, without loading it (to tell an index built with
+    another model before anything is embedded)."""
+    name = (provider or "minilm").strip().lower()
+    if name == "openai":
+        return f"openai:{model}"
+    if name == "hash":
+        from companion.embedding.hashing import HashEmbedder
+
+        return HashEmbedder.model_id
+    return model or MODEL_ID
+
+
 def embedder_from_config(provider: str, model: str | None, url: str | None, api_key_env: str | None) -> Embedder:
     """The embedder a vault's config asks for: `minilm` (the default, local), `openai` (a server) or `hash` (the
     hashing embedder, for tests and benchmarks).
