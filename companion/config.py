@@ -91,11 +91,14 @@ class EmbeddingConfig:
     """Which embedding model turns notes into vectors."""
 
     provider: Literal["minilm", "openai", "hash"] = "minilm"
-    """`minilm` (offline all-MiniLM-L6-v2), `openai` (an OpenAI-compatible endpoint), or `hash` (a
-    fast word-hashing embedder with no semantics, for tests and benchmarks only)."""
+    """`minilm` (the offline models built at install: all-MiniLM-L6-v2 and multilingual-e5-small), `openai` (an
+    OpenAI-compatible endpoint), or `hash` (a fast word-hashing embedder with no semantics, for tests and benchmarks
+    only)."""
     model: str | None = None
-    """The model: for `minilm`, `all-MiniLM-L6-v2` (the default) or `all-MiniLM-L6-v2-int8`, the same model with
-    int8 matrix products, built at install, about 1.6x faster on a CPU; for `openai`, the server's model name.
+    """The model: for `minilm`, `all-MiniLM-L6-v2` (the default, English), `all-MiniLM-L6-v2-int8` (the same with
+    int8 matrix products, about 1.6x faster on a CPU), `multilingual-e5-small` (about 100 languages: a question in
+    English finds a note in Spanish and the reverse; 12 layers, so slower to index) or `multilingual-e5-small-int8`;
+    for `openai`, the server's model name.
     Changing it embeds every note again at the next `companion index` (the words index is kept and searched meanwhile):
     an index never mixes two models' vectors."""
     url: str | None = None

@@ -132,8 +132,13 @@ class Searcher:
         if vector is None:
             if len(self._vectors) > 4096:
                 self._vectors.clear()
-            vector = self._vectors[query] = self._open_embedder().embed([query])[0]
+            vector = self._vectors[query] = self._open_embedder().embed_queries([query])[0]
         return vector
+
+    def _multilingual(self) -> bool:
+        """Whether the model reads every language: then a question in German is no foreign one, and its meaning
+        side is not held back."""
+        return self._open_embedder().multilingual
 
     def _open_embedder(self) -> Embedder:
         if self._embedder is None:
@@ -253,7 +258,7 @@ class Searcher:
         if lexical and lexical_trust > 0 and 0.0 < dense_weight < 1.0:
             coverage = self._coverage(terms, max(lexical, key=lambda p: lexical[p]), held)
             dense_weight = lexical_dense_weight(dense_weight, lexical_trust, coverage)
-        if lexical and dense_weight < 1.0 and unspaced_share(query) > 0.5:
+        if lexical and dense_weight < 1.0 and unspaced_share(query) > 0.5 and not self._multilingual():
             dense_weight = min(dense_weight, unspaced_dense_weight)
         hits: list[Hit] = []
         ranked = fuse(
@@ -442,7 +447,7 @@ class Searcher:
         strongest = sorted((p for p in lexical if p in languages), key=lambda p: -lexical[p])[:_LANGUAGE_VOTERS]
         asked = question_language(query, [(languages[p], lexical[p]) for p in strongest])
         question = Question(
-            foreign=asked != "en",
+            foreign=asked != "en" and not self._multilingual(),
             best_cosine=max(dense.values(), default=0.0),
             best_bm25=max(matched, default=0.0),
             low_bm25=min(matched, default=0.0),

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from companion.cli.output import ProgressBar
+from companion.cli.output import ProgressBar, model_change_line
 from companion.errors import ConfigError
 from companion.recall.results import RecallItem
 from companion.recall.scope import Scope, parse_day, parse_where, path_pattern
@@ -95,6 +95,8 @@ def sync_first(ws: Workspace, args: argparse.Namespace) -> None:
     bar = ProgressBar("indexing")
     report = ws.catch_up(progress=bar, reading=bar.reading, on_start=say_if_new)
     bar.close()
+    if ws.model_change is not None:
+        print(f"companion: {model_change_line(ws.model_change)}", file=sys.stderr)
     if report is not None and (report.notes_indexed or report.notes_deleted):
         print(
             f"companion: indexed {counted(report.notes_indexed, 'note')}, removed {report.notes_deleted} "

@@ -13,7 +13,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from companion.cli.args import add_vault_arguments, open_workspace
-from companion.cli.output import JsonProgress, ProgressBar, print_json
+from companion.cli.output import JsonProgress, ProgressBar, model_change_line, print_json
 from companion.errors import CompanionError
 from companion.locations import config_path
 from companion.pipeline.autorun import INTERVAL_S, AutoProcessor
@@ -251,15 +251,6 @@ def _log_batch(report: IndexReport, events: int, as_json: bool) -> None:
     )
     for path, reason in report.skipped:
         log.warning("skipped %s: %s", path, reason)
-
-
-def model_change_line(change: tuple[str, str]) -> str:
-    """What a user is told when the index's vectors were made with another model than the configured one."""
-    before, now = change
-    return (
-        f"The embedding model changed from {before} to {now}: its vectors were dropped and every note is embedded "
-        "again, newest first. The words index is kept, so recall answers from words meanwhile."
-    )
 
 
 def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool, mended: Mended | None = None) -> None:

@@ -127,3 +127,12 @@ def _columns(stream: TextIO) -> int:
         return os.get_terminal_size(stream.fileno()).columns
     except (AttributeError, ValueError, OSError):
         return shutil.get_terminal_size().columns
+
+
+def model_change_line(change: tuple[str, str]) -> str:
+    """What a user is told when the index's vectors were made with another model than the configured one."""
+    before, now = change
+    return (
+        f"The embedding model changed from {before} to {now}: its vectors were dropped and every note is embedded "
+        "again, newest first. The words index is kept, so recall answers from words meanwhile."
+    )

@@ -24,12 +24,17 @@ class HashEmbedder:
     model_id = "hash-384"
     dim = 384
     max_tokens = 256
+    multilingual = False
 
     def __init__(self, dim: int = 384) -> None:
         self.dim = dim
         self.model_id = f"hash-{dim}"
         self.calls = 0
         self.texts_embedded = 0
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Questions are embedded as any text."""
+        return self.embed(texts)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """One unit vector per text, in input order."""

