@@ -264,7 +264,8 @@ def model_change_line(change: tuple[str, str]) -> str:
 
 def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool, mended: Mended | None = None) -> None:
     notes, chunks = ws.manifest.counts()
-    problems = ws.vault.problems if first else []
+    # The notes indexed with a problem to fix (properties read line by line), then the vault's own problems.
+    problems = report.problems + (ws.vault.problems if first else [])
     repaired = mended.actions if mended else []
     if as_json:
         print_json(
