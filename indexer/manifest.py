@@ -29,7 +29,7 @@ from companion.sqlrows import rows_in
 from companion.vault.boilerplate import Boilerplate
 from companion.vault.parse import aliases_of
 from companion.words import segment
-from indexer import sessionshapes
+from indexer import noteproblems, sessionshapes
 
 SCHEMA_VERSION = "3"
 """2 added `fields` and `links` to `notes`, so recall filters, dates and the graph need no file reads; 3 cut unspaced
@@ -97,7 +97,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts_terms USING fts5vocab(fts, 'row');
 """
 """The full-text index (one row per note, under the note's id: its title and text) and its list of words; the
 repair of a damaged one creates them again (`indexer.fulltext`)."""
-_SCHEMA += FULLTEXT_SCHEMA + sessionshapes.SCHEMA
+_SCHEMA += FULLTEXT_SCHEMA + sessionshapes.SCHEMA + noteproblems.SCHEMA
 
 
 @dataclass(frozen=True)
@@ -374,7 +374,7 @@ class Manifest:
     def reset(self) -> None:
         """Forget everything indexed (for a rebuild); the schema stays."""
         with self.transaction() as db:
-            for table in ("notes", "chunks", "skipped", "pending", "fts", "aliases", "unembedded"):
+            for table in ("notes", "chunks", "skipped", "pending", "fts", "aliases", "unembedded", "note_problems"):
                 db.execute(f"DELETE FROM {table}")
 
     def reembed(self, model_id: str, before: str) -> None:
@@ -408,6 +408,18 @@ class Manifest:
         with self.transaction() as db:
             db.execute("DELETE FROM skipped")
             db.execute("UPDATE notes SET mtime_ns = -1")
+
+    def read_skipped_again(self) -> bool:
+        """Forget the notes skipped by an older way of reading notes (`noteproblems.READING_RULE`), so this sync reads
+        them again: a frontmatter that is not valid YAML no longer costs a note. True when there was one to forget."""
+        if self.get_meta("reading_rule") == noteproblems.READING_RULE:
+            return False
+        with self.transaction() as db:
+            db.execute("DELETE FROM skipped")
+            db.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('reading_rule', ?)", (noteproblems.READING_RULE,)
+            )
+        return True
 
     def reread(self) -> None:
         """Make the next sync read and chunk every note again and rewrite its lexical text (after the redaction
@@ -564,6 +576,10 @@ class Manifest:
         """Notes skipped as unreadable, with the reason, by path."""
         rows = self._db.execute("SELECT path, reason FROM skipped ORDER BY path")
         return [(str(p), str(r)) for p, r in rows]
+
+    def problems(self) -> list[tuple[str, str]]:
+        """Notes indexed with a problem their author should fix (properties read line by line), with it, by path."""
+        return noteproblems.listed(self._db)
 
     def pending(self) -> list[str]:
         """Chunk ids left in the journal by an interrupted write."""
@@ -796,9 +812,12 @@ class Manifest:
         record: NoteRecord,
         chunks: Sequence[ChunkRecord],
         body: str,
+        problem: str | None = None,
     ) -> None:
-        """Insert or replace a note, its chunks and its lexical entry."""
+        """Insert or replace a note, its chunks and its lexical entry, and what is wrong with it (`problem`: its
+        properties were read line by line) or that nothing is."""
         db.execute("DELETE FROM skipped WHERE path = ?", (record.path,))
+        noteproblems.record(db, record.path, problem)
         row = db.execute("SELECT id FROM notes WHERE path = ?", (record.path,)).fetchone()
         values = (
             record.path,
@@ -880,6 +899,7 @@ class Manifest:
         db.execute("DELETE FROM chunks WHERE path = ?", (path,))
         db.execute("DELETE FROM unembedded WHERE path = ?", (path,))
         db.execute("DELETE FROM skipped WHERE path = ?", (path,))
+        noteproblems.record(db, path, None)
         sessionshapes.forget(db, path)
 
     def mark_skipped(self, db: sqlite3.Connection, path: str, mtime_ns: int, size: int, reason: str) -> None:

@@ -48,6 +48,9 @@ class IndexReport:
     """Time spent inside the embedding model."""
     skipped: list[tuple[str, str]] = field(default_factory=list)
     """(path, reason) of every note skipped in this run."""
+    problems: list[tuple[str, str]] = field(default_factory=list)
+    """(path, reason) of every note indexed in this run with a problem its author should fix (its properties are not
+    valid YAML and were read line by line); such a note is indexed, not skipped."""
 
     @property
     def waiting(self) -> int:
@@ -56,13 +59,14 @@ class IndexReport:
 
     def merge(self, other: IndexReport) -> None:
         """Add another report's counts to this one (batches of a watch session)."""
-        # Every field is a count or a duration except the list of skipped notes: derive, don't list them.
+        # Every field is a count or a duration except the lists of notes: derive, don't list them.
         for f in fields(self):
-            if f.name not in ("skipped", "chunks_left", "titles_left", "left_s"):
+            if f.name not in ("skipped", "problems", "chunks_left", "titles_left", "left_s"):
                 setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
         # Levels, not counts: the latest run's.
         self.chunks_left, self.titles_left, self.left_s = other.chunks_left, other.titles_left, other.left_s
         self.skipped.extend(other.skipped)
+        self.problems.extend(other.problems)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view."""
@@ -71,4 +75,5 @@ class IndexReport:
         data["embed_s"] = round(self.embed_s, 4)
         data["left_s"] = None if self.left_s is None else round(self.left_s, 1)
         data["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
+        data["problems"] = [{"path": p, "reason": r} for p, r in self.problems]
         return data

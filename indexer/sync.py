@@ -177,6 +177,7 @@ class Indexer:
         `progress` the chunks embedded); with `embed_for_s`, embed for at most that long (0: words only)."""
         started = time.perf_counter()
         report = IndexReport(recovered=self.recover())
+        self.manifest.read_skipped_again()  # once, after the way notes are read changed
         self.manifest.guess_languages_again()  # once, after the way languages are guessed changed
         current = self.vault.scan()
         known = self.manifest.stats()
@@ -455,7 +456,9 @@ class Indexer:
             for plan in plans:
                 if plan.moved_from:
                     self.manifest.delete_note(db, plan.moved_from)
-                self.manifest.put_note(db, self._record(plan), self._chunk_records(plan), self._words(plan))
+                self.manifest.put_note(
+                    db, self._record(plan), self._chunk_records(plan), self._words(plan), plan.note.frontmatter_problem
+                )
             order = {c.id: i for p in plans for i, c in enumerate(p.chunks)}
             self.manifest.queue_chunks(
                 db,
@@ -477,6 +480,10 @@ class Indexer:
             )
             self.manifest.clear_journal(db, touched)
         report.notes_indexed += len(plans)
+        for plan in plans:
+            if plan.note.frontmatter_problem:
+                log.warning("problem %s: %s", plan.note.path, plan.note.frontmatter_problem)
+                report.problems.append((plan.note.path, plan.note.frontmatter_problem))
         report.chunks_queued += len(queued)
         moved = {p.moved_from for p in plans if p.moved_from}
         if self.on_moved is not None:

@@ -83,6 +83,8 @@ def diagnose(ws: Workspace) -> dict[str, Any]:
             "pending": len(ws.manifest.pending()),
             "to_embed": ws.manifest.unembedded_totals()[0],
             "skipped": [{"path": p, "reason": r} for p, r in ws.manifest.skipped()],
+            # Indexed, yet with something for the user to fix (properties read line by line): not unhealthy.
+            "problems": [{"path": p, "reason": r} for p, r in ws.manifest.problems()],
             # A summary left out as boilerplate was read and judged: it is indexed as far as it ever will be.
             "stale": len(set(scan) - {n.path for n in ws.manifest.notes()} - ws.manifest.stats_of_chatter().keys()),
         },
@@ -276,6 +278,8 @@ def _print(report: dict[str, Any]) -> None:
     )
     for skipped in index["skipped"]:
         print(f"          skipped: {skipped['path']}: {skipped['reason']}")
+    for problem in index["problems"]:
+        print(f"          problem: {problem['path']}: {problem['reason']}")
     words = report["fulltext"]
     if words["rows"] is not None:
         checked = "its index checked" if words["index_checked"] else "its index not checked (being written)"

@@ -255,7 +255,8 @@ def _log_batch(report: IndexReport, events: int, as_json: bool) -> None:
 
 def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool, mended: Mended | None = None) -> None:
     notes, chunks = ws.manifest.counts()
-    problems = ws.vault.problems if first else []
+    # The notes indexed with a problem to fix (properties read line by line), then the vault's own problems.
+    problems = report.problems + (ws.vault.problems if first else [])
     repaired = mended.actions if mended else []
     if as_json:
         print_json(

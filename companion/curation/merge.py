@@ -191,6 +191,9 @@ def merge_edits(
     files = vault.scan_all()
     notes = vault.read_all_notes(files)
     unread = {path for path, _ in vault.problems if path.endswith(".md")}
+    # A note whose properties were read line by line is never rewritten: its links are left as they are, as for a
+    # note that cannot be read at all.
+    unread |= {path for path, note in notes.items() if note.frontmatter_problem and path not in (keep, drop)}
     new_aliases = _merged_aliases(keep_note, drop_note)
     title_dropped = leading_title(_plain_lines(split_body(decode_note(drop, drop_raw))), title_of(drop))
     relinker = _relinker(files, notes, keep, drop, new_aliases, title_dropped)
@@ -198,7 +201,11 @@ def merge_edits(
     relinked: list[PlannedWrite] = []
     link_count = 0
     for rel in sorted(notes):
-        if rel in (keep, drop) or not any(relinker.names_drop(link.target, rel) for link in notes[rel].links):
+        if (
+            rel in (keep, drop)
+            or rel in unread
+            or not any(relinker.names_drop(link.target, rel) for link in notes[rel].links)
+        ):
             continue
         raw = read(rel)
         new_text, count = relinker.relink(rel, decode_note(rel, raw), links_from=rel)

@@ -60,8 +60,10 @@ def decode_note(rel: str, raw: bytes) -> str:
 
 
 def parse_for_edit(rel: str, raw: bytes) -> Note:
-    """A note parsed whatever its size (an edit must see all of it); `CurationError` when it cannot be read."""
+    """A note parsed whatever its size (an edit must see all of it); `CurationError` when it cannot be read, or when
+    its frontmatter is not valid YAML (an edit made from properties read line by line could lose what that reading
+    left out)."""
     try:
-        return parse_note(rel, raw, max_bytes=max(len(raw), 1))
+        return parse_note(rel, raw, max_bytes=max(len(raw), 1), strict=True)
     except NoteError as exc:
         raise CurationError(f"{exc}; nothing was written") from exc

@@ -80,7 +80,8 @@ def read_notes(vault_root: Path, folder: Path, agent: str) -> NotesRead:
             try:
                 raw = path.read_bytes()
                 text = raw.decode("utf-8")
-                summary = read_session(rel, parse_note(rel, raw))
+                # Strict: a run may rewrite or drop the note, which it never does from properties read line by line.
+                summary = read_session(rel, parse_note(rel, raw, strict=True))
                 when = summary.when
                 # Agents write local time without a zone.
                 moment = when.astimezone() if when is not None else None

@@ -79,6 +79,9 @@ class Note:
     """Headings in file order."""
     block_ids: tuple[str, ...] = ()
     """Block ids (`^id` at the end of a block)."""
+    frontmatter_problem: str | None = None
+    """Set when the frontmatter is not valid YAML and `frontmatter` was read line by line: what is wrong and on which
+    file line, for the user to fix. Such a note is indexed and recalled, but its properties are never edited."""
 
 
 @dataclass(frozen=True)

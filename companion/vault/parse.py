@@ -3,7 +3,9 @@
 Frontmatter is read the way Obsidian reads it (YAML 1.2 scalars: `14:03` is a string, `yes` is a
 string, `0123` is 123) with a safe loader that refuses alias bombs before anything is expanded.
 Everything that can go wrong with one file's content ends as a `NoteError`, so a scan can skip the
-file and go on.
+file and go on; but a frontmatter block that is not valid YAML does not cost the note: its properties are read
+line by line (`companion.vault.frontmatter_lenient`) and the note says so in `frontmatter_problem`. A caller that
+edits the note reads it with `strict=True`, where such a block is a `NoteError` as before.
 """
 
 from __future__ import annotations
@@ -17,9 +19,17 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 
 from companion.errors import NoteError
+from companion.vault.frontmatter_lenient import read_leniently
 from companion.vault.links import extract, frontmatter_links, frontmatter_tags, merge_tags
 from companion.vault.notes import MEMORY_TYPES, Note, NoteKind
-from companion.vault.yamlsafe import MAX_ALIASES, MAX_FRONTMATTER_BYTES, Frontmatter, load_frontmatter
+from companion.vault.yamlsafe import (
+    MAX_ALIASES,
+    MAX_FRONTMATTER_BYTES,
+    AliasBombError,
+    Frontmatter,
+    NotAMappingError,
+    load_frontmatter,
+)
 
 __all__ = ["HANDLER", "MAX_ALIASES", "KindRules", "classify", "load_frontmatter", "parse_note"]
 
@@ -159,8 +169,13 @@ def parse_note(
     kind: NoteKind | None = None,
     rules: KindRules | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    strict: bool = False,
 ) -> Note:
-    """Parse a note's bytes. `kind` overrides classification; every bad input raises `NoteError`."""
+    """Parse a note's bytes. `kind` overrides classification; every bad input raises `NoteError`.
+
+    A frontmatter block that is not valid YAML is read line by line and named in the note's `frontmatter_problem`;
+    with `strict` (for a caller about to edit the note) it raises `NoteError` instead.
+    """
     if len(raw) > max_bytes:
         raise NoteError(path, too_large_reason(len(raw), max_bytes))
     text = decode_text(path, raw)
@@ -169,7 +184,7 @@ def parse_note(
         frontmatter, body, body_line = Frontmatter({}, {}), text, 0
     else:
         fm_text, body, body_line = parts
-        frontmatter = _parse_frontmatter(path, fm_text)
+        frontmatter = _parse_frontmatter(path, fm_text, strict)
     found_kind, note_type = classify(path, frontmatter.data, rules)
     facts = extract(body, body_line)
     property_links = frontmatter_links(frontmatter.data, frontmatter.key_lines)
@@ -187,10 +202,11 @@ def parse_note(
         aliases=aliases_of(frontmatter.data),
         headings=facts.headings,
         block_ids=facts.block_ids,
+        frontmatter_problem=frontmatter.problem,
     )
 
 
-def _parse_frontmatter(path: str, fm_text: str) -> Frontmatter:
+def _parse_frontmatter(path: str, fm_text: str, strict: bool) -> Frontmatter:
     size = len(fm_text.encode("utf-8"))
     if size > MAX_FRONTMATTER_BYTES:
         raise NoteError(
@@ -202,14 +218,36 @@ def _parse_frontmatter(path: str, fm_text: str) -> Frontmatter:
     try:
         # The frontmatter starts on file line 1, right after the opening `---`.
         return load_frontmatter(fm_text, first_line=1)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 2}" if mark is not None else "frontmatter"
-        problem = exc.problem or exc.context or "invalid YAML"
-        raise NoteError(path, f"malformed YAML frontmatter at {where}: {problem}") from exc
-    except yaml.YAMLError as exc:
+    except AliasBombError as exc:
+        # Refused, not read around: a block built to exhaust the reader is no one's notes.
         raise NoteError(path, str(exc)) from exc
+    except (yaml.YAMLError, NotAMappingError) as exc:
+        if strict:
+            raise NoteError(path, _strict_reason(exc)) from exc
+        return read_leniently(fm_text, 1, _failure(exc, fm_text))
     except ValueError as exc:
         raise NoteError(path, str(exc)) from exc
     except RecursionError as exc:
         raise NoteError(path, "frontmatter is nested too deeply to read") from exc
+
+
+def _strict_reason(exc: Exception) -> str:
+    """The `NoteError` reason for a block YAML refused, when the note may not be read line by line."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 2}" if mark is not None else "frontmatter"
+        return f"malformed YAML frontmatter at {where}: {exc.problem or exc.context or 'invalid YAML'}"
+    return str(exc)
+
+
+def _failure(exc: Exception, fm_text: str) -> str:
+    """Where (as a file line) and why YAML refused a block, in a few words."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        return f"line {mark.line + 2}: {problem}" if mark is not None else problem
+    if isinstance(exc, yaml.reader.ReaderError):
+        code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
+        line = fm_text.count("\n", 0, max(exc.position, 0)) + 2
+        return f"line {line}: the character #x{code:04x} is not allowed in YAML"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -343,9 +343,9 @@ class ObsidianVault:
     def sessions(self, since: dt.date | None = None) -> list[SessionSummary]:
         """Session summaries under `<sessions folder>/<YYYY-MM-DD>/`, newest first by (date, time).
 
-        Folders whose name is not a date are skipped; broken notes are skipped and added to
-        `problems`. Summaries are kept between calls and re-read only when their file's stat changes, so
-        recall can ask for the hot window on every question.
+        Folders whose name is not a date are skipped; broken notes are skipped and added to `problems`, as are
+        summaries whose properties were read line by line (they are kept). Summaries are kept between calls and
+        re-read only when their file's stat changes, so recall can ask for the hot window on every question.
         """
         base = self.config.sessions.folder.strip("/")
         try:
@@ -360,10 +360,14 @@ class ObsidianVault:
                 summaries.append(cached[1])
                 continue
             try:
-                summary = read_session(rel, self.read_note(rel))
+                note = self.read_note(rel)
             except NoteError as exc:
                 self.problems.append((exc.path, exc.reason))
                 continue
+            if note.frontmatter_problem:
+                # Kept, its properties read line by line; said once, while its file stays as it is.
+                self.problems.append((rel, note.frontmatter_problem))
+            summary = read_session(rel, note)
             if len(self._session_cache) >= _SESSION_CACHE:
                 self._session_cache.clear()
             self._session_cache[rel] = (stamp, summary)

@@ -32,8 +32,12 @@ _BOOL = "tag:yaml.org,2002:bool"
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 
 
-class _AliasBombError(yaml.YAMLError):
+class AliasBombError(yaml.YAMLError):
     """Raised while composing when a frontmatter block uses too many aliases."""
+
+
+class NotAMappingError(ValueError):
+    """The frontmatter is YAML, but a list or a single value rather than a mapping of properties."""
 
 
 class FrontmatterLoader(yaml.SafeLoader):
@@ -57,7 +61,7 @@ class FrontmatterLoader(yaml.SafeLoader):
             if self.alias_count > MAX_ALIASES:
                 mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 line = self.first_line + mark.line + 1
-                raise _AliasBombError(
+                raise AliasBombError(
                     f"frontmatter uses more than {MAX_ALIASES} YAML aliases (line {line}); "
                     "refused as a possible alias bomb"
                 )
@@ -171,6 +175,9 @@ class Frontmatter:
     """Properties with JSON-safe values."""
     key_lines: dict[str, int]
     """0-based file line of each top-level property, given the line the YAML started on."""
+    problem: str | None = None
+    """Set when the block is not valid YAML and its properties were read line by line: what is wrong, where, and
+    what to do (`companion.vault.frontmatter_lenient`)."""
 
 
 def load_frontmatter(text: str, first_line: int = 0) -> Frontmatter:
@@ -187,12 +194,12 @@ def load_frontmatter(text: str, first_line: int = 0) -> Frontmatter:
             return Frontmatter({}, {})
         if not isinstance(node, MappingNode):
             kind = "a list" if isinstance(node, SequenceNode) else "a single value"
-            raise ValueError(f"frontmatter is {kind}, not a mapping of properties")
+            raise NotAMappingError(f"frontmatter is {kind}, not a mapping of properties")
         if loader.alias_count:
             _check_expansion(node, first_line)
         data = loader.construct_document(node)
         if not isinstance(data, dict):
-            raise ValueError(f"frontmatter is tagged {node.tag}, not a mapping of properties")
+            raise NotAMappingError(f"frontmatter is tagged {node.tag}, not a mapping of properties")
     finally:
         loader.dispose()
     key_lines = {

@@ -21,7 +21,7 @@ def vault(tmp_path: Path) -> Path:
     write(root, ".companion/companion.yaml", "embedding:\n  provider: hash\n")
     write(root, "Notes/ski.md", "---\ndate: 2026-02-01\n---\nChamonix in February, budget 1800 euros.\n")
     write(root, "Notes/garden.md", "Tomatoes want sun.\n")
-    (root / "Notes/broken.md").write_bytes(b"---\n: : :\n  - [\n---\nx\n")
+    (root / "Notes/broken.md").write_bytes(b"\x89PNG\x00\x01 not a note\n")
     return root
 
 

@@ -132,7 +132,7 @@ def test_delete_removes_every_chunk(hash_ws: Workspace) -> None:
 
 def test_broken_note_is_skipped_named_and_not_reread(hash_ws: Workspace) -> None:
     write(hash_ws.root, "good.md", "a good note\n")
-    (hash_ws.root / "bad.md").write_bytes(b"---\ntitle: [unclosed\n---\nbody\n")
+    (hash_ws.root / "bad.md").write_bytes(b"\x89PNG\x00\x01 not a note\n")
     (hash_ws.root / "latin1.md").write_bytes("caf\xe9".encode("latin-1"))
     report = hash_ws.indexer().sync()
     assert report.notes_indexed == 1

@@ -128,6 +128,20 @@ def test_broken_notes_are_named_and_left_alone(tmp_path: Path) -> None:
     assert any(str(broken) in p and "left as it is" in p for p in report.problems)
 
 
+def test_a_note_whose_properties_are_not_valid_yaml_is_left_alone(tmp_path: Path) -> None:
+    # Old enough to be dropped, and every property it needs readable line by line: still never touched.
+    vault = tmp_path / "vault"
+    text = (
+        b'---\ndate: 2026-03-01\ntime: "10:00"\nuser_id: alice\nuser_msg: Fee?\nsentinel_msg: Paid: 40 euros\n---\nx\n'
+    )
+    broken = vault / FOLDER / "2026-03-01" / "1000.md"
+    broken.parent.mkdir(parents=True)
+    broken.write_bytes(text)
+    report = run(vault, config(KEEP_3_DAYS))
+    assert broken.read_bytes() == text and not (vault / "cold").exists()
+    assert any(str(broken) in p and "line 6" in p for p in report.problems)
+
+
 def test_a_note_changed_during_the_run_is_left_as_it_is(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     notes = sessions(vault)

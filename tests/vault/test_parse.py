@@ -142,7 +142,7 @@ def test_kind_argument_overrides_classification() -> None:
     assert parse_note("a.md", b"---\ntype: fact\n---\n", kind="note").kind == "note"
 
 
-def reason(raw: bytes, **kwargs: int) -> str:
+def reason(raw: bytes, **kwargs: int | bool) -> str:
     with pytest.raises(NoteError) as caught:
         parse_note("Bad/note.md", raw, **kwargs)  # type: ignore[arg-type]
     assert caught.value.path == "Bad/note.md"
@@ -151,19 +151,19 @@ def reason(raw: bytes, **kwargs: int) -> str:
 
 
 def test_malformed_yaml_names_the_file_line() -> None:
-    text = reason(b"---\ntitle: ok\nlist: [a, b\nnext: x\n---\nbody\n")
+    text = reason(b"---\ntitle: ok\nlist: [a, b\nnext: x\n---\nbody\n", strict=True)
     # File line 1 is `---`; the flow list opened on line 3 breaks on line 4.
     assert "malformed YAML frontmatter at line 4" in text
 
 
 def test_bad_indentation_names_the_line() -> None:
-    text = reason(b"---\na: 1\n  b: 2\n---\n")
+    text = reason(b"---\na: 1\n  b: 2\n---\n", strict=True)
     assert "line 3" in text
 
 
 def test_frontmatter_that_is_not_a_mapping() -> None:
-    assert "a list, not a mapping" in reason(b"---\n- a\n- b\n---\n")
-    assert "a single value, not a mapping" in reason(b"---\njust text\n---\n")
+    assert "a list, not a mapping" in reason(b"---\n- a\n- b\n---\n", strict=True)
+    assert "a single value, not a mapping" in reason(b"---\njust text\n---\n", strict=True)
 
 
 def test_alias_bomb_by_count_is_refused() -> None:
@@ -219,12 +219,12 @@ def test_enormous_note_is_refused_before_decoding() -> None:
 
 
 def test_deeply_nested_frontmatter_is_a_note_error() -> None:
-    text = reason(b"---\na: " + b"[" * 5000 + b"]" * 5000 + b"\n---\n")
+    text = reason(b"---\na: " + b"[" * 5000 + b"]" * 5000 + b"\n---\n", strict=True)
     assert "nested too deeply" in text or "frontmatter" in text
 
 
 def test_explicit_tags_that_cannot_be_built_are_note_errors() -> None:
-    assert "not an integer" in reason(b"---\na: !!int abc\n---\n")
-    assert "malformed" in reason(b"---\na: !!python/object:os.system x\n---\n")
-    assert "malformed" in reason(b"---\na: !!map [a, b]\n---\n")
-    assert "not a mapping" in reason(b"---\n!!set {a: 1}\n---\n")
+    assert "not an integer" in reason(b"---\na: !!int abc\n---\n", strict=True)
+    assert "malformed" in reason(b"---\na: !!python/object:os.system x\n---\n", strict=True)
+    assert "malformed" in reason(b"---\na: !!map [a, b]\n---\n", strict=True)
+    assert "not a mapping" in reason(b"---\n!!set {a: 1}\n---\n", strict=True)

@@ -113,12 +113,16 @@ def test_vault_sessions_newest_first_skipping_bad_notes_and_folders(tmp_path: Pa
     write(root, "ops/sessions/2026-13-45/e.md", session("alice", "10:00", "bad date"))
     vault = ObsidianVault(root)
     summaries = vault.sessions()
-    assert [s.user_msg for s in summaries] == ["afternoon", "morning", "late"]
+    # The broken summary is kept, its properties read line by line (no time: last of its day), and named.
+    assert [s.user_msg for s in summaries] == ["afternoon", "morning", "", "late"]
+    assert summaries[2].path == "ops/sessions/2026-06-11/broken.md"
     assert summaries[0].session_key == "bob:c2"
     assert [p for p, _ in vault.problems] == ["ops/sessions/2026-06-11/broken.md"]
+    assert "read line by line" in vault.problems[0][1]
     assert [s.user_msg for s in vault.sessions(since=dt.date(2026, 6, 11))] == [
         "afternoon",
         "morning",
+        "",
     ]
 
 
