@@ -16,7 +16,7 @@ from pathlib import Path
 
 from companion.config import CompanionConfig, load_config
 from companion.embedding.providers import Embedder, embedder_from_config, model_id_of
-from companion.errors import IndexLockedError, StoreError
+from companion.errors import IndexLockedError, ModelError, StoreError
 from companion.locations import DataPaths, keep_private, private_file, private_folder, vault_data_dir
 from companion.recall.access import AccessLog
 from companion.recall.engine import Recall
@@ -264,6 +264,18 @@ class Workspace:
         configured = self.configured_model_id()
         made_with = manifest.get_meta("vectors_model") or manifest.get_meta("title_model")
         if made_with is not None and made_with != configured and manifest.note_count():
+            if self.embedder_override is None:
+                on_disk = load_config(self.root).embedding
+                if model_id_of(on_disk.provider, on_disk.model) != configured:
+                    # A process started before the config changed (the app, an MCP server) must not undo the
+                    # change: the one that reads the new config makes it.
+                    raise ModelError(
+                        f"This process was started with the embedding model {configured}, and the config now names "
+                        f"another: restart it to use the index ({made_with})."
+                    )
+            # Loaded (and so checked) before anything is dropped: a misspelt model or missing weights cost nothing.
+            if self.embedder().model_id != configured:
+                raise ModelError(f"The embedding model {configured} loaded as {self.embedder().model_id}.")
             self.reset_vectors()
             manifest.reembed(configured, made_with)
             self.model_change = (made_with, configured)

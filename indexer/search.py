@@ -124,7 +124,7 @@ class Searcher:
         embedder = self._open_embedder()
         for start in range(0, len(todo), 256):
             part = todo[start : start + 256]
-            for query, vector in zip(part, embedder.embed(part), strict=True):
+            for query, vector in zip(part, embedder.embed_queries(part), strict=True):
                 self._vectors[query] = vector
 
     def _vector(self, query: str) -> npt.NDArray[np.float32]:
@@ -258,7 +258,7 @@ class Searcher:
         if lexical and lexical_trust > 0 and 0.0 < dense_weight < 1.0:
             coverage = self._coverage(terms, max(lexical, key=lambda p: lexical[p]), held)
             dense_weight = lexical_dense_weight(dense_weight, lexical_trust, coverage)
-        if lexical and dense_weight < 1.0 and unspaced_share(query) > 0.5 and not self._multilingual():
+        if lexical and 0 < dense_weight < 1.0 and unspaced_share(query) > 0.5 and not self._multilingual():
             dense_weight = min(dense_weight, unspaced_dense_weight)
         hits: list[Hit] = []
         ranked = fuse(

@@ -78,6 +78,7 @@ class Summaries:
         self._pending: list[tuple[str, FileStat, SummaryView]] = []
         # The last summaries judged, by path: the exchange before the next one is usually among them.
         self._recent: dict[str, SessionSummary] = {}
+        self._sessions: dict[str, dict[str, sessionshapes.Before]] = {}  # see `_befores`
 
     @property
     def rule(self) -> Boilerplate:
@@ -90,6 +91,7 @@ class Summaries:
         """Count the recorded summaries' shapes again and keep the result as `rule`."""
         with self.manifest.transaction() as db:
             self._rule = sessionshapes.boilerplate(db, self.min_sessions)
+        self._sessions.clear()
         return self._rule
 
     def foresee(self, stats: dict[str, FileStat], read: Callable[[str], Note]) -> None:
@@ -111,6 +113,7 @@ class Summaries:
                 # Not judged yet: a restart reads it again, as no `notes` row and no empty verdict vouch for it.
                 sessionshapes.record(db, path, stat, shapes, sessionshapes.UNJUDGED, place)
         self._rule = None
+        self._sessions.clear()  # new places: the exchanges before them are found again
 
     def judge(self, note: Note) -> SummaryView:
         """What the index holds of a summary (see `SummaryView`); its properties and hash stay the file's."""
@@ -124,12 +127,21 @@ class Summaries:
         if not kept:
             return SummaryView(None, "", shapes, "", place)
         words = exchange_text(summary.user_msg, summary.sentinel_msg, note.body, kept)
-        before = self.manifest.befores(self.rule, place.session).get(note.path) if place.session else None
-        if before is None or self.read is None:
+        before = self._befores(place.session).get(note.path) if place.session and self.read is not None else None
+        context = self._exchange(before) if before is not None else ""
+        if before is None or not context:
+            # No context used, none recorded: a previous summary unreadable for now is tried again at the next look.
             return SummaryView(replace(note, body=words, body_line=0), kept, shapes, words, place)
-        context = self._exchange(before)
-        text = f"{context}\n\n{words}" if context else words
+        text = f"{context}\n\n{words}"
         return SummaryView(replace(note, body=text, body_line=0), kept, shapes, words, place, before.stamp)
+
+    def _befores(self, session: str) -> dict[str, sessionshapes.Before]:
+        """The exchange before each summary of a session, computed once per session while the rule and the
+        recorded places stand (a session of thousands of summaries is sorted once, not once a summary)."""
+        found = self._sessions.get(session)
+        if found is None:
+            found = self._sessions[session] = self.manifest.befores(self.rule, session)
+        return found
 
     def _exchange(self, before: sessionshapes.Before) -> str:
         """The sides kept of the exchange before a summary, read redacted; empty when it cannot be read (its own
@@ -157,12 +169,14 @@ class Summaries:
         """Forget a summary that is gone."""
         with self.manifest.transaction() as db:
             sessionshapes.forget(db, path)
+        self._sessions.clear()
 
     def discard(self) -> None:
         """Let go of what a run that failed read ahead or kept to record: the next run reads those notes again."""
         self._read_ahead.clear()
         self._pending.clear()
         self._recent.clear()
+        self._sessions.clear()
 
     def flush(self) -> None:
         """Record what `remember` kept, in one transaction."""

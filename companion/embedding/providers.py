@@ -168,10 +168,12 @@ class MiniLMEmbedder:
         return self._counter
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        """Tokens the model would see for each text before truncation, [CLS] and [SEP] included."""
+        """Tokens the model would see for each text as a passage before truncation, [CLS] and [SEP] and the
+        passage prefix included (so a chunk cut to the budget is never cut again by the model)."""
         if not texts:
             return []
-        return [len(e.ids) for e in self._counter.encode_batch(list(texts))]
+        prefixed = [self.passage_prefix + t for t in texts] if self.passage_prefix else list(texts)
+        return [len(e.ids) for e in self._counter.encode_batch(prefixed)]
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Vectors of passages (notes, chunks, titles): float32, shape (len(texts), 384), L2-normalised, in input
@@ -376,6 +378,8 @@ def model_id_of(provider: str, model: str | None) -> str:
     """The `model_id` the embedder a config asks for will have, without loading it (to tell an index built with
     another model before anything is embedded)."""
     name = (provider or "minilm").strip().lower()
+    if name == "minilm" and model not in (None, "", *MODEL_IDS):
+        raise ConfigError(f"embedding provider minilm runs {' or '.join(MODEL_IDS)}, not {model!r}.")
     if name == "openai":
         return f"openai:{model}"
     if name == "hash":

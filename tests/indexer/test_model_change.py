@@ -3,12 +3,17 @@ words index kept and searched meanwhile; an index made with one model is never s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from companion.embedding.hashing import HashEmbedder
+from companion.errors import ConfigError, ModelError
 from companion.recall.fusion import FEATURES
+from companion.workspace import Workspace
 from tests.helpers.cli import companion_json
 from tests.helpers.files import write
 from tests.helpers.workspaces import workspace
@@ -109,3 +114,53 @@ def test_index_says_the_model_changed(built: Path, tmp_path: Path) -> None:
     changed = companion_json("index", "--vault", str(built), "--data-dir", str(data))
     assert changed["model_change"] == {"from": "all-MiniLM-L6-v2", "to": "hash-384"}
     assert changed["chunks_embedded"] == changed["chunks_total"] > 0
+
+
+class _Asked(HashEmbedder):
+    """The hashing embedder, noting which texts it was asked to embed as questions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.questions: list[str] = []
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.questions.extend(texts)
+        return super().embed_queries(texts)
+
+
+def test_questions_asked_in_a_batch_are_embedded_as_questions(built: Path) -> None:
+    embedder = _Asked()
+    ws = workspace(built, embedder)
+    searcher = ws.searcher()
+    searcher.embed_queries(["garden fence posts", "boiler pressure"])
+    assert embedder.questions == ["garden fence posts", "boiler pressure"]
+    ws.close()
+
+
+def test_a_misspelt_model_drops_nothing(built: Path) -> None:
+    ws = workspace(built)
+    before = ws.store().ids()
+    ws.close()
+    (built / ".companion").mkdir(exist_ok=True)
+    (built / ".companion" / "companion.yaml").write_text("embedding:\n  model: all-MiniLM-L6-v2-typo\n", "utf-8")
+    typo = Workspace.open(built)
+    with pytest.raises(ConfigError, match="all-MiniLM-L6-v2-typo"):
+        typo.indexer()
+    typo.close()
+    again = workspace(built)
+    assert again.store().ids() == before and again.manifest.get_meta("vectors_model") == "hash-384"
+    again.close()
+
+
+def test_a_process_started_before_the_config_changed_does_not_undo_the_change(built: Path) -> None:
+    (built / ".companion").mkdir(exist_ok=True)
+    config = built / ".companion" / "companion.yaml"
+    config.write_text("embedding:\n  provider: hash\n", encoding="utf-8")
+    old = Workspace.open(built)  # started while the config named the hashing embedder
+    config.unlink()  # the config now names the default model, and another process embedded with it
+    old.manifest.set_meta("vectors_model", "all-MiniLM-L6-v2")
+    chunks = old.manifest.chunk_ids()
+    with pytest.raises(ModelError, match="restart it"):
+        old.indexer()
+    assert old.manifest.chunk_ids() == chunks and old.manifest.reembedding() is None
+    old.close()

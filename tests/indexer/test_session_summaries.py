@@ -13,6 +13,8 @@ import pytest
 
 from companion.config import SessionsConfig
 from companion.embedding.hashing import HashEmbedder
+from companion.errors import NoteError
+from companion.vault.notes import Note
 from companion.workspace import Workspace
 from tests.helpers.cli import companion_json
 from tests.helpers.secretcorpus import JWT
@@ -272,5 +274,33 @@ def test_an_index_from_before_summaries_had_a_place_embeds_them_again(tmp_path: 
     embedder = _Recording()
     ws = workspace(root, embedder)
     ws.indexer().sync()
+    assert [t for t in _with(embedder.texts, "Which colour") if "paint the shed" in t]
+    ws.close()
+
+
+def test_a_summary_whose_previous_one_cannot_be_read_gets_its_context_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("indexer.summaries._RECENT", 0)  # the previous summary is read, not remembered
+    root = tmp_path / "vault"
+    first = write_summary(root, MORNING, "Shall we paint the shed?", "Yes, with acrylic.", name="0900")
+    write_summary(root, MORNING + dt.timedelta(minutes=5), "Which colour was it?", "Sage green.", name="0905")
+    embedder = _Recording()
+    ws = workspace(root, embedder)
+    indexer = ws.indexer()
+    read = indexer.summaries.read
+    assert read is not None
+
+    def failing(path: str) -> Note:
+        if path == first:
+            raise NoteError(path, "unreadable for now")
+        return read(path)
+
+    indexer.summaries.read = failing
+    indexer.sync()
+    assert not [t for t in _with(embedder.texts, "Which colour") if "paint the shed" in t]
+    indexer.summaries.read = read
+    embedder.texts.clear()
+    indexer.sync()
     assert [t for t in _with(embedder.texts, "Which colour") if "paint the shed" in t]
     ws.close()
