@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from companion.config import CompanionConfig, load_config
-from companion.embedding.providers import Embedder, embedder_from_config, model_id_of
+from companion.embedding.providers import Embedder, embedder_from_config, model_id_of, reads_every_language
 from companion.errors import IndexLockedError, ModelError, StoreError
 from companion.locations import DataPaths, keep_private, private_file, private_folder, vault_data_dir
 from companion.recall.access import AccessLog
@@ -333,7 +333,14 @@ class Workspace:
 
     def recall(self) -> Recall:
         """The recall engine over this vault's index, under the vault's policy."""
-        return Recall(self.searcher(), self.vault, self.config.retention, self.config.recall, self.access_log())
+        return Recall(
+            self.searcher(),
+            self.vault,
+            self.config.retention,
+            self.config.recall,
+            self.access_log(),
+            multilingual=reads_every_language(self.configured_model_id()),
+        )
 
     def catch_up(
         self,

@@ -25,6 +25,9 @@ def register(sub: Any) -> None:
     verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
     show = verbs.add_parser("show", help="the weights recall uses (the shipped ones, or --weights FILE)")
     show.add_argument("--weights", metavar="FILE", help="a weights file to show instead of the shipped one")
+    show.add_argument(
+        "--multilingual", action="store_true", help="the weights shipped for the multilingual embedding model"
+    )
     show.add_argument("--json", action="store_true", help="print one JSON object")
     show.set_defaults(run=run_show)
     train = verbs.add_parser(
@@ -40,8 +43,8 @@ def register(sub: Any) -> None:
     train.add_argument(
         "--keep-ranking",
         metavar="FILE",
-        help="keep these weights (a weights file, or `shipped`) for the features that order a question's notes and fit "
-        "only those that say whether any is a match (the question's words no note holds) and the bias",
+        help="keep these weights (a weights file, `shipped`, or `shipped-multilingual`) for the features that order a "
+        "question's notes and fit only those that say whether any is a match (the question's words no note holds)",
     )
     train.add_argument("--json", action="store_true", help="print one JSON object")
     train.set_defaults(run=run_train)
@@ -49,7 +52,7 @@ def register(sub: Any) -> None:
 
 def run_show(args: argparse.Namespace) -> int:
     """Print the weights, largest first."""
-    model = _read(Path(args.weights)) if args.weights else default_model()
+    model = _read(Path(args.weights)) if args.weights else default_model(args.multilingual)
     if args.json:
         print_json(model.to_json())
         return 0
@@ -65,7 +68,11 @@ def run_train(args: argparse.Namespace) -> int:
     questions = [q for name in args.features for q in load_features(Path(name))]
     try:
         if args.keep_ranking:
-            kept = default_model() if args.keep_ranking == "shipped" else _read(Path(args.keep_ranking))
+            shipped = {"shipped": False, "shipped-multilingual": True}
+            if args.keep_ranking in shipped:
+                kept = default_model(shipped[args.keep_ranking])
+            else:
+                kept = _read(Path(args.keep_ranking))
             model = calibrate(kept, questions)
         else:
             model = fit(questions)

@@ -113,7 +113,7 @@ class MiniLMEmbedder:
             raise ValueError(f"threads must be at least 1, got {threads}")
         folder = ensure_model(model_id=model_id) if model_dir is None else Path(model_dir)
         self.model_id = model_id
-        self.multilingual = model_id in MULTILINGUAL
+        self.multilingual = reads_every_language(model_id)
         """Whether the model reads many languages."""
         self.query_prefix, self.passage_prefix = PREFIXES.get(model_id, ("", ""))
         """What the model wants before a question and before a passage (the multilingual model was trained so)."""
@@ -387,6 +387,11 @@ def model_id_of(provider: str, model: str | None) -> str:
 
         return HashEmbedder.model_id
     return model or MODEL_ID
+
+
+def reads_every_language(model_id: str) -> bool:
+    """Whether the model with this id is a multilingual one (known without loading it)."""
+    return model_id in MULTILINGUAL
 
 
 def embedder_from_config(provider: str, model: str | None, url: str | None, api_key_env: str | None) -> Embedder:

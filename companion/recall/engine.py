@@ -65,8 +65,11 @@ class Recall:
         policy: RetentionPolicy,
         settings: RecallConfig | None = None,
         access: AccessLog | None = None,
+        multilingual: bool = False,
     ) -> None:
         self.index = index
+        self.multilingual = multilingual
+        """Whether the index's embedding model reads every language (it has shipped fusion weights of its own)."""
         self.vault = vault
         self.policy = policy
         self.settings = settings or RecallConfig()
@@ -87,7 +90,7 @@ class Recall:
             stamp = -1  # reading it names the problem
         key = (self.settings.fusion, str(path), stamp)
         if self._fusion is None or self._fusion[0] != key:
-            self._fusion = (key, fusion_model(self.settings, self.vault.root))
+            self._fusion = (key, fusion_model(self.settings, self.vault.root, self.multilingual))
         return self._fusion[1]
 
     # -- sessions ------------------------------------------------------------------------------
@@ -557,14 +560,14 @@ def weights_file(settings: RecallConfig, vault_root: Path) -> Path | None:
     return vault_root / Path(settings.fusion_weights).expanduser()
 
 
-def fusion_model(settings: RecallConfig, vault_root: Path) -> FusionModel | None:
-    """The learned fusion the settings name (their `fusion_weights` file, else the shipped weights), or None for the
-    weighted sum; a ConfigError names an unreadable weights file."""
+def fusion_model(settings: RecallConfig, vault_root: Path, multilingual: bool = False) -> FusionModel | None:
+    """The learned fusion the settings name (their `fusion_weights` file, else the weights shipped for the embedding
+    model's family), or None for the weighted sum; a ConfigError names an unreadable weights file."""
     if settings.fusion != "learned":
         return None
     path = weights_file(settings, vault_root)
     if path is None:
-        return default_model()
+        return default_model(multilingual)
     try:
         return FusionModel.read(path)
     except ValueError as exc:
