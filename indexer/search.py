@@ -14,6 +14,7 @@ import numpy.typing as npt
 from companion.config import RecallConfig
 from companion.embedding.providers import Embedder
 from companion.errors import ModelError, StoreError
+from companion.recall.background import rare_unknown_share
 from companion.recall.candidates import Hit, NoteInfo, fuse, lexical_dense_weight
 from companion.recall.fusion import Evidence, FusionModel, Question, features, name_rank, own_language_names
 from companion.recall.language import language_of, question_language
@@ -453,6 +454,7 @@ class Searcher:
             low_bm25=min(matched, default=0.0),
             dense_span=dense_span,
             unknown_words=unknown,
+            rare_unknown=rare_unknown_share(terms, [t for t in terms if frequencies.get(t)]),
         )
         every_set = set(every)
         out: dict[str, tuple[float, ...]] = {}

@@ -103,8 +103,9 @@ def register(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def load_questions(path: str) -> list[Question]:
-    """Read and check a questions file; any bad line is a `ConfigError` naming the file and line."""
+def load_questions(path: str, *, unanswerable: bool = False) -> list[Question]:
+    """Read and check a questions file; any bad line is a `ConfigError` naming the file and line. `unanswerable`
+    questions may name no evidence (`[]`: questions about things no vault it is asked of holds)."""
     try:
         with open(path, encoding="utf-8") as stream:
             lines = stream.read().splitlines()
@@ -119,8 +120,10 @@ def load_questions(path: str) -> list[Question]:
         if not isinstance(obj.get("query"), str):
             raise ConfigError(f"{where}: expected an object with a `query` string")
         evidence = obj.get("evidence")
-        if not isinstance(evidence, list) or not evidence or not all(isinstance(e, str) for e in evidence):
-            raise ConfigError(f"{where}: `evidence` must be a non-empty list of vault paths")
+        if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
+            raise ConfigError(f"{where}: `evidence` must be a list of vault paths")
+        if not evidence and not unanswerable:
+            raise ConfigError(f"{where}: `evidence` must name at least one vault path (or use --unanswerable)")
         as_of = obj.get("as_of")
         if as_of is not None:
             parse_as_of(str(as_of), f"{where}: as_of")
@@ -149,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--modes: unknown {', '.join(unknown) or 'empty'}; choose from {', '.join(MODES)}")
     if args.unanswerable and not args.features:
         raise ConfigError("--unanswerable only applies with --features")
-    questions = load_questions(args.questions)
+    questions = load_questions(args.questions, unanswerable=args.unanswerable)
     earlier = read_rankings(args.against) if args.against else {}
     used = load_questions(args.use) if args.use else []
     if args.features:

@@ -38,6 +38,7 @@ FEATURES: tuple[str, ...] = (
     "other_language",
     "title_cosine",
     "unknown_words",
+    "rare_unknown",
 )
 """The features of one (question, note) pair, in the model's order:
 
@@ -59,9 +60,12 @@ FEATURES: tuple[str, ...] = (
   many things said in it;
 - `unknown_words`: the share of the question's words (weighted by idf) that no note of the vault holds, the same
   for every candidate: "best pizza in Naples" asked of a vault that never names pizza or Naples is about something
-  it does not hold, however well the best of a few notes scores against the others.
+  it does not hold, however well the best of a few notes scores against the others;
+- `rare_unknown`: the same share with each word weighted by how rare it is in its language at large
+  (`companion.recall.background`), not in the vault: a vault of fifty notes cannot tell a common word from a
+  telling one, and "best", held by one long clipping, would count as much as "pizza".
 """
-QUESTION_FEATURES: tuple[str, ...] = ("unknown_words",)
+QUESTION_FEATURES: tuple[str, ...] = ("unknown_words", "rare_unknown")
 """Features the same for every candidate of a question: they move every candidate's log-odds alike, so they never
 change an order, only what counts as a match. They are fitted after the others, which they leave as they are
 (`companion.recall.fusion_fit.calibrate`)."""
@@ -107,6 +111,8 @@ class Question:
     """Cosine below the best one at which `dense` reaches 0."""
     unknown_words: float = 0.0
     """The share of the question's words (weighted by idf) no note holds."""
+    rare_unknown: float = 0.0
+    """The share of the question's words, weighted by their rarity in the language at large, no note holds."""
 
 
 DEFAULT_SPAN = 0.3
@@ -150,6 +156,7 @@ def features(e: Evidence, q: Question) -> tuple[float, ...]:
         1.0 if e.other_language else 0.0,
         e.title_cosine,
         q.unknown_words,
+        q.rare_unknown,
     )
 
 
@@ -235,9 +242,15 @@ class FusionModel:
             trained = tuple(str(t) for t in data.get("trained_on", ()))  # type: ignore[attr-defined]
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"the fusion weights are malformed ({exc})") from exc
-        if names == tuple(n for n in FEATURES if n not in QUESTION_FEATURES) and len(weights) == len(names):
-            # Fitted before the question's own features were added: they rank as they did and those count nothing
-            # (`companion fusion train --keep-ranking` fits them).
+        if (
+            names != FEATURES
+            and set(names) <= set(FEATURES)
+            and tuple(n for n in names if n not in QUESTION_FEATURES)
+            == tuple(n for n in FEATURES if n not in QUESTION_FEATURES)
+            and len(weights) == len(names)
+        ):
+            # Fitted before some of the question's own features were added: they rank as they did and those count
+            # nothing (`companion fusion train --keep-ranking` fits them).
             given = dict(zip(names, weights, strict=True))
             names, weights = FEATURES, tuple(given.get(n, 0.0) for n in FEATURES)
         return cls(names, weights, bias, trained)

@@ -87,7 +87,8 @@ def test_the_shipped_weights_favour_what_makes_a_match() -> None:
     w = dict(zip(model.names, model.weights, strict=True))
     assert w["dense"] > 0 and w["bm25"] > 0 and w["cosine"] > 0 and w["title_overlap"] > 0
     assert w["other_language"] < 0 and w["foreign_dense"] < 0  # the model reads English
-    assert w["unknown_words"] < 0  # words the vault never holds: a question about something it does not hold
+    # Words the vault never holds, telling ones above all: a question about something it does not hold.
+    assert w["rare_unknown"] < 0 and w["unknown_words"] + w["rare_unknown"] < 0
     assert {"helpvault-dev", "locomo-dev", "conversations-dev"} <= set(model.trained_on)
     strong = features(evidence(cosine=0.7, bm25=10.0, coverage=1.0, every_word=True, title_overlap=0.8), ENGLISH)
     vague = Question(foreign=False, best_cosine=0.12, best_bm25=0.0, low_bm25=0.0, dense_span=0.3)
@@ -264,3 +265,12 @@ def test_weights_from_before_the_question_s_own_features_rank_as_they_did() -> N
     assert model.names == FEATURES and all(weights[n] == 0.0 for n in QUESTION_FEATURES)
     with pytest.raises(ValueError, match="fitted for other features"):
         FusionModel.from_json({**older, "features": older["features"][1:], "weights": older["weights"][1:]})
+
+
+def test_weights_fitted_before_the_rarity_of_unknown_words_keep_their_unknown_words_weight() -> None:
+    shipped = default_model()
+    kept = [n for n in FEATURES if n != "rare_unknown"]
+    given = dict(zip(FEATURES, shipped.weights, strict=True))
+    model = FusionModel.from_json({"features": kept, "weights": [given[n] for n in kept], "bias": shipped.bias})
+    weights = dict(zip(model.names, model.weights, strict=True))
+    assert weights["rare_unknown"] == 0.0 and weights["unknown_words"] == given["unknown_words"]
