@@ -25,6 +25,7 @@ from companion.cli.args import (
     sync_first,
 )
 from companion.cli.output import print_json
+from companion.embedding.providers import reads_every_language
 from companion.embedding.tokens import TokenCounter
 from companion.errors import ConfigError
 from companion.recall.access import AccessLog
@@ -163,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
     scratch = tempfile.TemporaryDirectory(prefix="companion-eval-") if args.use else None
     scratch_log: AccessLog | None = None
     accesses = 0
+    unmatched: list[str] = []  # answerable questions recall said no note matches
     try:
         sync_first(ws, args)
         searcher = ws.searcher()
@@ -171,7 +173,14 @@ def run(args: argparse.Namespace) -> int:
             engine = ws.recall()
         else:
             scratch_log = _scratch_access(ws, Path(scratch.name))
-            engine = Recall(ws.searcher(), ws.vault, ws.config.retention, ws.config.recall, scratch_log)
+            engine = Recall(
+                ws.searcher(),
+                ws.vault,
+                ws.config.retention,
+                ws.config.recall,
+                scratch_log,
+                multilingual=reads_every_language(ws.configured_model_id()),
+            )
             accesses = _use(engine, used, args.k, ws.config.retention.token_budget)
         for q in questions:
             as_of = parse_as_of(q.as_of)
@@ -179,7 +188,10 @@ def run(args: argparse.Namespace) -> int:
             for mode in modes:
                 started = time.perf_counter()
                 if mode == "hybrid":
-                    ranked = [i.path for i in engine.recall(q.query, k=args.k, as_of=as_of, scope=q.scope).results]
+                    context = engine.recall(q.query, k=args.k, as_of=as_of, scope=q.scope)
+                    ranked = [i.path for i in context.results]
+                    if context.no_good_match:
+                        unmatched.append(q.id)
                 else:
                     ranked = _baseline(searcher, mode, q.query, args.k, scope)
                 timing[mode] += time.perf_counter() - started
@@ -207,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
                 "paired": {m: {p.metric: p.as_dict() for p in ps} for m, ps in comparisons.items()},
                 "ms_per_question": {m: round(1000 * timing[m] / len(questions), 2) for m in modes},
                 "misses": [j.id for j in judged[modes[0]] if not j.hit_at(5)],
+                "no_good_match": unmatched if "hybrid" in modes else None,
                 "worse_by_label": worse,
                 "use": {"questions": len(used), "accesses": accesses} if args.use else None,
                 "against": {p.metric: p.as_dict() for p in against} if args.against else None,
@@ -228,6 +241,11 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"label groups where {modes[0]} is worse than another ranking by a real difference: "
             + ("; ".join(named) or "none")
+        )
+    if "hybrid" in modes:
+        print(
+            f"said to have no good match (every question here has an answer): {len(unmatched)}"
+            + (f" ({', '.join(unmatched)})" if unmatched else "")
         )
     print("ms per question: " + ", ".join(f"{m} {1000 * timing[m] / len(questions):.1f}" for m in modes))
     if args.misses:
@@ -287,39 +305,40 @@ def _worse_by_label(judged: dict[str, list[Judged]], modes: list[str]) -> list[d
 def _write_features(args: argparse.Namespace, questions: list[Question]) -> int:
     """Write every question's candidates with their features (see `--features`); nothing is scored."""
     ws = open_workspace(args)
-    written = 0
+    lines: list[str] = []
     try:
         sync_first(ws, args)
         searcher = ws.searcher()
         engine = ws.recall()
         searcher.embed_queries([q.query for q in questions])
-        out = Path(args.features)
-        temp = out.with_name(out.name + ".part")
-        with temp.open("w", encoding="utf-8") as stream:
-            for q in questions:
-                searcher.capture = []
-                if args.unanswerable:
-                    engine.recall(q.query, k=args.k, scope=Scope())
-                else:
-                    engine.recall(q.query, k=args.k, as_of=parse_as_of(q.as_of), scope=q.scope)
-                # The question's own search is the first; a date it names adds a second, narrower one.
-                found = searcher.capture[0][1] if searcher.capture else {}
-                answers = set() if args.unanswerable else q.evidence
-                line = {
-                    "id": q.id,
-                    "label": "unanswerable" if args.unanswerable else q.label,
-                    "candidates": [
-                        {"path": path, "features": [round(x, 6) for x in vector], "answer": path in answers}
-                        for path, vector in found.items()
-                    ],
-                }
-                stream.write(json.dumps(line, ensure_ascii=False) + "\n")
-                written += 1
+        for q in questions:
+            searcher.capture = []
+            if args.unanswerable:
+                engine.recall(q.query, k=args.k, scope=Scope())
+            else:
+                engine.recall(q.query, k=args.k, as_of=parse_as_of(q.as_of), scope=q.scope)
+            # The question's own search is the first; a date it names adds a second, narrower one.
+            found = searcher.capture[0][1] if searcher.capture else {}
+            answers = set() if args.unanswerable else q.evidence
+            line = {
+                "id": q.id,
+                "label": "unanswerable" if args.unanswerable else q.label,
+                "candidates": [
+                    {"path": path, "features": [round(x, 6) for x in vector], "answer": path in answers}
+                    for path, vector in found.items()
+                ],
+            }
+            lines.append(json.dumps(line, ensure_ascii=False) + "\n")
+    finally:
+        ws.close()
+    written = len(lines)
+    out = Path(args.features)
+    temp = out.with_name(out.name + ".part")
+    try:
+        temp.write_text("".join(lines), encoding="utf-8")
         temp.replace(out)
     except OSError as exc:
         raise ConfigError(f"{args.features}: cannot write the features ({exc.strerror or exc})") from exc
-    finally:
-        ws.close()
     if args.json:
         print_json({"questions": written, "features": args.features})
     else:

@@ -46,6 +46,13 @@ def register(sub: Any) -> None:
         help="keep these weights (a weights file, `shipped`, or `shipped-multilingual`) for the features that order a "
         "question's notes and fit only those that say whether any is a match (the question's words no note holds)",
     )
+    train.add_argument(
+        "--dense-span",
+        type=float,
+        metavar="SPAN",
+        help="the recall.dense_span the features were written with, kept with the weights (they then scale the "
+        "dense side so whatever the setting says)",
+    )
     train.add_argument("--json", action="store_true", help="print one JSON object")
     train.set_defaults(run=run_train)
 
@@ -75,7 +82,7 @@ def run_train(args: argparse.Namespace) -> int:
                 kept = _read(Path(args.keep_ranking))
             model = calibrate(kept, questions)
         else:
-            model = fit(questions)
+            model = fit(questions, dense_span=args.dense_span)
     except ValueError as exc:
         raise ConfigError(f"nothing to learn from: {exc}") from exc
     out = Path(args.out)

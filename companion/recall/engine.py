@@ -336,6 +336,8 @@ class Recall:
         want = share + min(reserved, share) + 5
         # A date the question names ("last week") is the date boost's evidence, not words a note must hold.
         words = query.replace(date_range.phrase, " ") if date_range is not None else None
+        fusion = self.fusion
+        span = fusion.dense_span if fusion is not None and fusion.dense_span is not None else settings.dense_span
 
         def search(within: Scope) -> list[Hit]:
             return self.index.search(
@@ -347,9 +349,9 @@ class Recall:
                 every_word_weight=settings.every_word_weight,
                 every_word_query=words,
                 lexical_trust=settings.lexical_trust,
-                dense_span=settings.dense_span,
+                dense_span=span,
                 unspaced_dense_weight=settings.unspaced_dense_weight,
-                model=self.fusion,
+                model=fusion,
             )
 
         hits = {h.path: h for h in search(scope)}

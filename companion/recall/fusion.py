@@ -198,6 +198,11 @@ class FusionModel:
     """The intercept."""
     trained_on: tuple[str, ...] = ()
     """The evaluation sets it was fitted on (names only, for `companion fusion show`)."""
+    dense_span: float | None = None
+    """The span `dense` was scaled over when the weights were fitted (it then replaces the `recall.dense_span`
+    setting: weights fitted on one scale mean nothing on another), or None to follow the setting. A model whose
+    cosines crowd into a narrow band (the multilingual one's between 0.7 and 0.9) needs a narrower span than
+    MiniLM's 0.3, or every candidate's `dense` sits near 1."""
 
     def __post_init__(self) -> None:
         if self.names != FEATURES:
@@ -208,6 +213,8 @@ class FusionModel:
             raise ValueError("the fusion weights must hold one weight per feature")
         if not all(math.isfinite(w) for w in (*self.weights, self.bias)):
             raise ValueError("the fusion weights must be finite numbers")
+        if self.dense_span is not None and not 0.0 < self.dense_span <= 2.0:
+            raise ValueError("the fusion weights' dense_span must be above 0 and at most 2")
 
     def logit(self, vector: Sequence[float]) -> float:
         """The model's log-odds for one feature vector."""
@@ -230,6 +237,7 @@ class FusionModel:
             "weights": [round(w, 6) for w in self.weights],
             "bias": round(self.bias, 6),
             "trained_on": list(self.trained_on),
+            **({"dense_span": self.dense_span} if self.dense_span is not None else {}),
         }
 
     @classmethod
@@ -240,6 +248,8 @@ class FusionModel:
             weights = tuple(float(w) for w in data["weights"])  # type: ignore[attr-defined]
             bias = float(data["bias"])  # type: ignore[arg-type]
             trained = tuple(str(t) for t in data.get("trained_on", ()))  # type: ignore[attr-defined]
+            span = data.get("dense_span")
+            dense_span = None if span is None else float(span)  # type: ignore[arg-type]
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"the fusion weights are malformed ({exc})") from exc
         if (
@@ -253,7 +263,7 @@ class FusionModel:
             # nothing (`companion fusion train --keep-ranking` fits them).
             given = dict(zip(names, weights, strict=True))
             names, weights = FEATURES, tuple(given.get(n, 0.0) for n in FEATURES)
-        return cls(names, weights, bias, trained)
+        return cls(names, weights, bias, trained, dense_span)
 
     @classmethod
     def read(cls, path: Path) -> FusionModel:

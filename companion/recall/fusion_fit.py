@@ -32,7 +32,14 @@ class Judged:
     among its candidates teaches nothing and is left out (it would look like a question with no answer)."""
 
 
-def fit(questions: Sequence[Judged], *, l2: float = 1e-4, steps: int = 3000, point_share: float = 0.5) -> FusionModel:
+def fit(
+    questions: Sequence[Judged],
+    *,
+    l2: float = 1e-4,
+    steps: int = 3000,
+    point_share: float = 0.5,
+    dense_span: float | None = None,
+) -> FusionModel:
     """Weights that rank each question's answers above its other candidates and give a probability of being an
     answer, fitted together:
 
@@ -42,7 +49,11 @@ def fit(questions: Sequence[Judged], *, l2: float = 1e-4, steps: int = 3000, poi
       calibrates the output; questions whose candidates hold no answer (asked of a vault that cannot answer them)
       teach it what no match looks like, which the pairwise loss cannot.
 
-    `point_share` is the pointwise loss's share. The question's own features (`QUESTION_FEATURES`) are left out of
+    `point_share` is the pointwise loss's share; `dense_span`, the span the features' `dense` was scaled over,
+    is recorded with the weights. The features are fitted on a common scale (each divided by its spread over the
+    candidates, less its mean), then the weights brought back to theirs: a feature that varies little (a multilingual model's
+    cosines, all within 0.7 to 0.9) would otherwise move too slowly to reach its weight in the steps given. The
+    question's own features (`QUESTION_FEATURES`) are left out of
     this fit and fitted after it by `calibrate`, which leaves the rest as they are. Raises ValueError when no
     question has both an answer and another candidate.
     """
@@ -51,6 +62,9 @@ def fit(questions: Sequence[Judged], *, l2: float = 1e-4, steps: int = 3000, poi
         raise ValueError("no question has both an answer and another note among its candidates")
     diffs, pair_w = _pairs(ranked)
     rows, labels, point_w = _points(_pointwise(questions))
+    centre, spread = rows.mean(axis=0), rows.std(axis=0)
+    spread[spread < 1e-9] = 1.0
+    diffs, rows = diffs / spread, (rows - centre) / spread
     # The question's own features first stay out: fitted with the rest, they would move the ranking weights too.
     ranking = np.array([0.0 if name in QUESTION_FEATURES else 1.0 for name in FEATURES])
     coef = np.zeros(len(FEATURES))
@@ -63,7 +77,9 @@ def fit(questions: Sequence[Judged], *, l2: float = 1e-4, steps: int = 3000, poi
         coef -= ranking * ((1.0 - point_share) * (diffs.T @ gp) + point_share * (rows.T @ gq) + l2 * coef)
         intercept -= point_share * float(gq.sum())
     sources = tuple(sorted({q.source for q in questions}))
-    ranker = FusionModel(FEATURES, tuple(float(w) for w in coef), intercept, sources)
+    weights = coef / spread
+    bias = intercept - float(weights @ centre)
+    ranker = FusionModel(FEATURES, tuple(float(w) for w in weights), bias, sources, dense_span)
     return calibrate(ranker, questions, l2=l2, steps=steps)
 
 
@@ -87,7 +103,7 @@ def calibrate(model: FusionModel, questions: Sequence[Judged], *, l2: float = 1e
         coef -= own.T @ gq + l2 * coef
     weights[tuned] = coef
     sources = tuple(sorted({*model.trained_on, *(q.source for q in questions)}))
-    return FusionModel(FEATURES, tuple(float(w) for w in weights), model.bias, sources)
+    return FusionModel(FEATURES, tuple(float(w) for w in weights), model.bias, sources, model.dense_span)
 
 
 def _pointwise(questions: Sequence[Judged]) -> list[Judged]:

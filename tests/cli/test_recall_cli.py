@@ -11,6 +11,7 @@ import pytest
 
 from companion.agent.views import Found
 from companion.cli.args import item_json
+from companion.config import RecallConfig
 from companion.recall.fusion import QUESTION_FEATURES, default_model
 from companion.recall.results import RecallItem
 from indexer.manifest import Manifest
@@ -191,9 +192,12 @@ def test_eval_features_train_fusion_weights_that_recall_can_use(vault: Path, dat
     assert not any(c["answer"] for line in none.read_text().splitlines() for c in json.loads(line)["candidates"])
 
     weights = tmp_path / "weights.json"
-    trained = run_companion("fusion", "train", str(features), str(none), "--out", str(weights), "--json")
+    trained = run_companion(
+        "fusion", "train", str(features), str(none), "--out", str(weights), "--dense-span", "0.3", "--json"
+    )
     assert trained.returncode == 0, trained.stderr
     assert json.loads(trained.stdout)["weights"]["trained_on"] == ["elsewhere", "mine"]
+    assert json.loads(trained.stdout)["weights"]["dense_span"] == 0.3
     shown = run_companion("fusion", "show", "--weights", str(weights))
     assert "fitted on elsewhere, mine" in shown.stdout and "bias" in shown.stdout
     # Keeping the shipped ranking: only the question's own features are fitted, the rest stay as shipped.
@@ -220,6 +224,30 @@ def test_eval_features_train_fusion_weights_that_recall_can_use(vault: Path, dat
     bad = run_companion("fusion", "train", str(questions), "--out", str(weights))
     assert bad.returncode == 2 and "not a line of `companion eval --features`" in bad.stderr
     assert _run(vault, data_dir, "eval", str(questions), "--unanswerable").returncode == 2
+
+
+def test_eval_names_the_answerable_questions_recall_said_no_note_matches(
+    vault: Path, data_dir: str, tmp_path: Path
+) -> None:
+    questions = tmp_path / "q.jsonl"
+    asked = [("found", "sourdough starter", "sourdough"), ("lost", "zeppelin hangar xylophone", "kitchen")]
+    questions.write_text(
+        "".join(
+            json.dumps({"id": i, "query": q, "evidence": [conversation_path(-60, slug)], "as_of": AS_OF}) + "\n"
+            for i, q, slug in asked
+        )
+    )
+    out = _run(vault, data_dir, "eval", str(questions), "--modes", "hybrid", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["no_good_match"] == ["lost"]
+    text = _run(vault, data_dir, "eval", str(questions), "--modes", "hybrid").stdout
+    assert "said to have no good match (every question here has an answer): 1 (lost)" in text
+
+
+def test_the_multilingual_model_s_shipped_weights_can_be_shown() -> None:
+    shown = run_companion("fusion", "show", "--multilingual", "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["dense_span"] < RecallConfig().dense_span
 
 
 def test_recent_lists_completed_sessions_newest_first(vault: Path, data_dir: str) -> None:
