@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     only = [m.strip() for m in args.only.split(",") if m.strip()]
     unknown = set(only) - set(MEASURES)
     if unknown:
-        raise BenchError(f"companion bench: unknown measure(s) {', '.join(sorted(unknown))}: use {', '.join(MEASURES)}")
+        raise BenchError(f"Unknown measure(s) {', '.join(sorted(unknown))}: use {', '.join(MEASURES)}")
     results: dict[str, Any] = {"machine": {"cpus": cpus(), "python": sys.version.split()[0]}}
     failed = False
     wall: dict[str, float] = {}
