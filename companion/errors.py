@@ -157,6 +157,10 @@ class SessionImportError(CompanionError):
     exit_code = 2
 
 
+class BenchError(CompanionError):
+    """A measure of `companion bench` could not finish (a process it ran failed, or a figure could not be taken)."""
+
+
 class StorageError(CompanionError):
     """The operating system refused a file operation: no permission, no space left, a name too long, a read-only disk.
 

@@ -9,9 +9,13 @@ embedder each figure used.
 from __future__ import annotations
 
 import argparse
+import logging
 import resource
 import sys
 import tempfile
+import time
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +24,18 @@ from companion.cli.bench.bigvault import big_vault
 from companion.cli.bench.common import cpus
 from companion.cli.bench.imports import import_speed
 from companion.cli.bench.indexing import cold_build, restart, save_to_searchable
+from companion.cli.bench.localmodels import local_models
 from companion.cli.bench.mcp import disclosure, mcp
 from companion.cli.bench.models import int8_model
 from companion.cli.bench.pipeline import process_history
-from companion.cli.bench.recall import batch, nearest, recall
+from companion.cli.bench.recall import QUERY_MODELS, batch, nearest, recall
 from companion.cli.bench.review import review
 from companion.cli.bench.summaries import summaries
 from companion.cli.output import print_json
+from companion.embedding.modelbuild import MODEL_IDS
+from companion.errors import BenchError, CompanionError
+
+log = logging.getLogger(__name__)
 
 MEASURES = (
     "cold",
@@ -42,6 +51,7 @@ MEASURES = (
     "mcp",
     "review",
     "int8",
+    "models",
     "summaries",
     "bigvault",
 )
@@ -62,6 +72,7 @@ def register(sub: Any) -> None:
     p.add_argument("--recall-notes", type=int, default=10_000, help="notes for recall latency")
     p.add_argument("--nearest-notes", type=int, default=2000, help="notes for exact against approximate search")
     p.add_argument("--saves", type=int, default=50, help="saves for save-to-searchable latency")
+    p.add_argument("--save-notes", type=int, default=200, help="notes of the vault the saves go to (real model)")
     p.add_argument("--queries", type=int, default=200, help="queries for recall latency")
     p.add_argument(
         "--embedder",
@@ -71,12 +82,16 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--query-embedder",
-        choices=("minilm", "hash"),
+        choices=tuple(QUERY_MODELS),
         default="minilm",
-        help="embedder for recall's questions (default minilm: the real per-query model cost is included)",
+        help="embedder for recall's questions over a hash-filled index (default minilm: the real per-query model cost "
+        "is included; e5: multilingual-e5-small, which embeds questions with its query prefix)",
     )
     p.add_argument("--batch-notes", type=int, default=300, help="notes for the batch run (real model)")
     p.add_argument("--batch-queries", type=int, default=2000, help="questions in the batch run")
+    p.add_argument(
+        "--tui-base-notes", type=int, default=200, help="notes indexed before the app starts (tui-indexing, real model)"
+    )
     p.add_argument(
         "--incoming-notes", type=int, default=1000, help="notes written into the vault while the app runs (real model)"
     )
@@ -88,6 +103,15 @@ def register(sub: Any) -> None:
     p.add_argument("--review-notes", type=int, default=10_000, help="ordinary notes of the review queue's vault")
     p.add_argument("--int8-notes", type=int, default=300, help="conversation notes the two models embed (int8)")
     p.add_argument("--int8-long-notes", type=int, default=100, help="long notes the two models embed (int8)")
+    p.add_argument(
+        "--models",
+        default=",".join(MODEL_IDS),
+        help="comma list of the local models the models measure compares (default: all; those not built are skipped)",
+    )
+    p.add_argument("--models-notes", type=int, default=300, help="conversation notes each model embeds (models)")
+    p.add_argument("--models-long-notes", type=int, default=100, help="long notes each model embeds (models)")
+    p.add_argument("--models-cold-notes", type=int, default=200, help="notes of each model's cold build (models)")
+    p.add_argument("--rounds", type=int, default=2, help="times each model is measured, in turn (models)")
     p.add_argument(
         "--summaries", type=int, default=10_000, help="session summaries of the summaries vault (real model)"
     )
@@ -106,52 +130,89 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the selected measures and print one JSON object."""
+    """Run the selected measures and print one JSON object; a measure that fails is reported under its key as
+    `{"error": ...}`, the others still run, and the exit status says that one failed."""
     only = [m.strip() for m in args.only.split(",") if m.strip()]
     unknown = set(only) - set(MEASURES)
     if unknown:
-        raise SystemExit(f"companion bench: unknown measure(s) {', '.join(sorted(unknown))}")
+        raise BenchError(f"Unknown measure(s) {', '.join(sorted(unknown))}: use {', '.join(MEASURES)}")
     results: dict[str, Any] = {"machine": {"cpus": cpus(), "python": sys.version.split()[0]}}
+    failed = False
+    wall: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="companion-bench-") as tmp:
         work = Path(args.dir) if args.dir else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        if "cold" in only:
-            results["cold_build"] = cold_build(work / "cold", args.cold_notes)
-        if "restart" in only:
-            results["restart"] = restart(work / "restart", args.restart_notes, args.embedder)
-        if "save" in only:
-            results["save_to_searchable"] = save_to_searchable(work / "save", args.saves)
-        if "recall" in only:
-            results["recall"] = recall(
-                work / "recall", args.recall_notes, args.queries, args.embedder, args.query_embedder
-            )
-        if "nearest" in only:
-            results["nearest"] = nearest(work / "nearest", args.nearest_notes, args.queries)
-        if "batch" in only:
-            results["batch"] = batch(work / "batch", args.batch_notes, args.batch_queries)
-        if "tui" in only:
-            results["tui"] = tui(work / "recall", args.recall_notes, args.embedder)
-        if "tui-indexing" in only:
-            results["tui_while_indexing"] = tui_while_indexing(work / "tui-indexing", args.incoming_notes)
-        if "mcp" in only:
-            results["mcp"] = mcp(work / "mcp", args.mcp_notes, args.queries)
-            results["mcp"]["tokens_per_step"] = disclosure(work / "mcp-demo")
-        if "review" in only:
-            results["review"] = review(work / "review", args.review_notes)
-        if "process" in only:
-            results["process"] = process_history(work / "process", args.history_days, args.entry_kb)
-        if "import" in only:
-            results["import"] = import_speed(work / "import", args.import_sessions, args.import_turns)
-        if "int8" in only:
-            results["int8_model"] = int8_model(work / "int8", args.int8_notes, args.int8_long_notes)
-        if "summaries" in only:
-            results["summaries"] = summaries(
-                work / "summaries", args.summaries, args.summaries_heartbeats, args.queries
-            )
-        if "bigvault" in only:
-            vault = Path(args.bigvault_vault) if args.bigvault_vault else None
-            (work / "bigvault").mkdir(parents=True, exist_ok=True)
-            results["bigvault"] = big_vault(work / "bigvault", args.bigvault_notes, vault)
+        for measure, (key, step) in _steps(args, work).items():
+            if measure in only:
+                started = time.perf_counter()
+                results[key] = _guarded(measure, step)
+                wall[key] = round(time.perf_counter() - started, 1)
+                failed = failed or "error" in results[key]
+    results["measure_wall_s"] = wall
     results["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     print_json(results)
-    return 0
+    return 1 if failed else 0
+
+
+def _steps(args: argparse.Namespace, work: Path) -> dict[str, tuple[str, Callable[[], dict[str, Any]]]]:
+    """Each measure's key in the output and the call that takes it, in the order they run."""
+
+    def mcp_figures() -> dict[str, Any]:
+        figures = mcp(work / "mcp", args.mcp_notes, args.queries)
+        figures["tokens_per_step"] = disclosure(work / "mcp-demo")
+        return figures
+
+    def bigvault() -> dict[str, Any]:
+        (work / "bigvault").mkdir(parents=True, exist_ok=True)
+        vault = Path(args.bigvault_vault) if args.bigvault_vault else None
+        return big_vault(work / "bigvault", args.bigvault_notes, vault)
+
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    return {
+        "cold": ("cold_build", lambda: cold_build(work / "cold", args.cold_notes)),
+        "restart": ("restart", lambda: restart(work / "restart", args.restart_notes, args.embedder)),
+        "save": ("save_to_searchable", lambda: save_to_searchable(work / "save", args.saves, args.save_notes)),
+        "recall": (
+            "recall",
+            lambda: recall(work / "recall", args.recall_notes, args.queries, args.embedder, args.query_embedder),
+        ),
+        "nearest": ("nearest", lambda: nearest(work / "nearest", args.nearest_notes, args.queries)),
+        "batch": ("batch", lambda: batch(work / "batch", args.batch_notes, args.batch_queries)),
+        "tui": ("tui", lambda: tui(work / "recall", args.recall_notes, args.embedder)),
+        "tui-indexing": (
+            "tui_while_indexing",
+            lambda: tui_while_indexing(work / "tui-indexing", args.incoming_notes, args.tui_base_notes),
+        ),
+        "mcp": ("mcp", mcp_figures),
+        "review": ("review", lambda: review(work / "review", args.review_notes)),
+        "process": ("process", lambda: process_history(work / "process", args.history_days, args.entry_kb)),
+        "import": ("import", lambda: import_speed(work / "import", args.import_sessions, args.import_turns)),
+        "int8": ("int8_model", lambda: int8_model(work / "int8", args.int8_notes, args.int8_long_notes)),
+        "models": (
+            "models",
+            lambda: local_models(
+                work / "models", models, args.models_notes, args.models_long_notes, args.models_cold_notes, args.rounds
+            ),
+        ),
+        "summaries": (
+            "summaries",
+            lambda: summaries(work / "summaries", args.summaries, args.summaries_heartbeats, args.queries),
+        ),
+        "bigvault": ("bigvault", bigvault),
+    }
+
+
+def _guarded(measure: str, step: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The figures of `step`, or `{"error": ...}` saying why it could not finish: one failing measure must neither
+    hide the others' figures nor end the run in a traceback."""
+    try:
+        return step()
+    except CompanionError as exc:
+        log.debug("the %s measure failed here", measure, exc_info=exc)
+        return {"error": str(exc)}
+    except Exception as exc:
+        # Not an error the bench expects (a bug, a library's own failure): its type and place say where to look.
+        log.debug("the %s measure failed here", measure, exc_info=exc)
+        frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        where = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
+        return {"error": f"{type(exc).__name__}{where}: {exc}"}

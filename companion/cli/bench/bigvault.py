@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.cli.bench.common import chunk_texts, timed
+from companion.errors import BenchError
 
 PROBE_WORD = "quillmarrow"
 """A word only the note read last holds: a recall finds it as soon as the words of every note are in."""
@@ -92,7 +93,7 @@ def big_vault(root: Path, notes: int, vault: Path | None = None, alone: bool = T
         watcher = threading.Thread(target=_words_done, args=(events, build, started, words_s), daemon=True)
         watcher.start()
         first_recall: dict[str, Any] | None = None
-        while build.poll() is None and first_recall is None:
+        while _running(build.pid) and first_recall is None:
             asked = subprocess.run(
                 [*base, "recall", "--json", "--no-sync", "-k", "3", *where, PROBE_WORD],
                 capture_output=True,
@@ -117,7 +118,7 @@ def big_vault(root: Path, notes: int, vault: Path | None = None, alone: bool = T
         done_s = time.perf_counter() - started
         watcher.join(5)
     if build.returncode != 0:
-        raise SystemExit(f"companion bench: the build failed: {events.read_text(encoding='utf-8')[-2000:]}")
+        raise BenchError(f"The big vault's `companion index` failed: {events.read_text(encoding='utf-8')[-2000:]}")
     report = json.loads((root / "index-report.json").read_text(encoding="utf-8").strip().splitlines()[-1])
     result: dict[str, Any] = {
         "notes": report["notes_total"],
@@ -136,13 +137,19 @@ def big_vault(root: Path, notes: int, vault: Path | None = None, alone: bool = T
     return result
 
 
+def _running(pid: int) -> bool:
+    """Whether the child `pid` still runs, without reaping it: `os.wait4` must find it to report its peak memory (a
+    small vault's build may end before the first look)."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+
+
 def _words_done(events: Path, build: subprocess.Popen[bytes], started: float, out: list[float]) -> None:
     """Note when the build's progress first says it embeds: every note's words are in by then."""
     with open(events, encoding="utf-8") as stream:
         while True:
             line = stream.readline()
             if not line:
-                if build.poll() is not None:
+                if not _running(build.pid):
                     return
                 time.sleep(0.05)
                 continue

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -10,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.embedding.providers import Embedder
+from companion.errors import BenchError
 from companion.workspace import Workspace
 
 SYNTH_NOW = datetime(2026, 6, 1, 12, 0)
@@ -79,3 +82,30 @@ def chunk_texts(ws: Workspace) -> list[str]:
         except NoteError:
             continue
     return texts
+
+
+def run_companion(*args: str, what: str, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `companion ARGS` as a user would, in a new process; raise `BenchError` naming `what` with the end of its
+    error output when it fails."""
+    out = subprocess.run(
+        [sys.executable, "-m", "companion", *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if out.returncode != 0:
+        raise BenchError(f"{what} failed (exit status {out.returncode}): {out.stderr.strip()[-2000:]}")
+    return out
+
+
+def choose_model(vault: Path, provider: str, model: str | None = None) -> None:
+    """Write the vault's config so that every process on it, the bench's and the `companion` commands it runs, embeds
+    with `provider` (and `model`): an index is only reused by the model that built it."""
+    from companion.locations import config_path
+
+    path = config_path(vault)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = ["embedding:", f"  provider: {provider}"] + ([f"  model: {model}"] if model else [])
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def folder_mb(folder: Path) -> float:
+    """Size on disk of every file under `folder`, in MB."""
+    return round(sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20, 2)

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from companion.errors import BenchError
 from companion.pipeline.imports.run import ImportRequest, import_sessions
 
 FOLDER = "Agents/{agent}/{project}"
@@ -79,9 +80,7 @@ def import_speed(root: Path, sessions: int, turns: int) -> dict[str, Any]:
     first = import_sessions(vault, data, request)
     first_s = time.perf_counter() - started
     if len(first.written) != sessions:
-        raise SystemExit(
-            f"companion bench: the import wrote {len(first.written)} notes of {sessions}: {first.problems}"
-        )
+        raise BenchError(f"The import wrote {len(first.written)} notes of {sessions}: {first.problems}")
 
     started = time.perf_counter()
     again = import_sessions(vault, data, request)

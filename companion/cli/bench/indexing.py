@@ -3,17 +3,24 @@ a save to the note being searchable."""
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from companion.cli.bench.common import finds, percentile, synthetic_vault, timed, wait_for, workspace
-from companion.embedding.hashing import HashEmbedder
+from companion.cli.bench.common import (
+    choose_model,
+    finds,
+    percentile,
+    run_companion,
+    synthetic_vault,
+    timed,
+    wait_for,
+    workspace,
+)
 
 
 def cold_build(root: Path, notes: int) -> dict[str, Any]:
@@ -47,36 +54,29 @@ def cold_build(root: Path, notes: int) -> dict[str, Any]:
 
 
 def restart(root: Path, notes: int, embedder_name: str) -> dict[str, Any]:
-    """Index once, then time a restart with nothing changed: in-process and as a whole CLI run."""
-    synthetic_vault(root, notes)
-    embedder = HashEmbedder() if embedder_name == "hash" else None
-    ws = workspace(root, embedder)
+    """Index once, then time a restart with nothing changed: in-process and as a whole CLI run.
+
+    The vault's config names the embedder that fills the index, so the `companion index` run below opens the index
+    with the model that built it, as a user's restart does (with another model it would embed every note again).
+    """
+    vault = synthetic_vault(root, notes)
+    choose_model(vault, embedder_name)
+    ws = workspace(root)
     first = ws.indexer().sync()
     ws.close()
-    ws = workspace(root, embedder)
+    ws = workspace(root)
     started = time.perf_counter()
     again = ws.indexer().sync()
     in_process = time.perf_counter() - started
     ws.close()
-    # A whole `companion index` process, interpreter start-up included. With nothing changed it opens
-    # neither the model nor the store, so it works on an index filled by either embedder.
+    # A whole `companion index` process, interpreter start-up included. With nothing changed it opens neither the
+    # model nor the store.
     started = time.perf_counter()
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "companion",
-            "index",
-            "--json",
-            "--vault",
-            str(root / "vault"),
-            "--data-dir",
-            str(root / "data"),
-        ],
-        check=True,
-        capture_output=True,
+    out = run_companion(
+        *("index", "--json", "--vault", str(vault), "--data-dir", str(root / "data")), what="`companion index`"
     )
     cli = round(time.perf_counter() - started, 3)
+    report = json.loads(out.stdout.strip().splitlines()[-1])
     return {
         "embedder": embedder_name,
         "notes": first.notes_indexed,
@@ -85,18 +85,21 @@ def restart(root: Path, notes: int, embedder_name: str) -> dict[str, Any]:
         "restart_cli_s": cli,
         "restart_chunks_embedded": again.chunks_embedded,
         "restart_notes_read": again.notes_indexed + again.notes_unchanged,
+        "restart_cli_chunks_embedded": report["chunks_embedded"],
+        "restart_cli_notes_read": report["notes_indexed"] + report["notes_unchanged"],
         "target_s": 1.0,
     }
 
 
-def save_to_searchable(root: Path, saves: int) -> dict[str, Any]:
-    """With the watcher running, append a unique word to a note and time until recall returns it."""
+def save_to_searchable(root: Path, saves: int, notes: int = 200) -> dict[str, Any]:
+    """With the watcher running on a vault of `notes` notes, append a unique word to a note and time until recall
+    returns it."""
     from companion.demo.synth import append_paragraph
     from indexer.manifest import Manifest
     from indexer.search import Searcher
     from indexer.watcher import watch
 
-    synthetic_vault(root, 200)
+    synthetic_vault(root, notes)
     ws = workspace(root)
     indexer = ws.indexer()
     indexer.sync()

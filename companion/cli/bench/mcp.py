@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from companion.cli.bench.common import percentile, synthetic_vault, workspace
+from companion.cli.bench.common import choose_model, percentile, synthetic_vault, workspace
 from companion.cli.demo import SAMPLE_QUERIES
 from companion.embedding.hashing import HashEmbedder
 
@@ -36,9 +36,7 @@ def mcp(root: Path, notes: int, queries: int) -> dict[str, Any]:
     from mcp.client.stdio import StdioServerParameters
 
     vault = synthetic_vault(root, notes)
-    config = vault / ".companion" / "companion.yaml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text("embedding:\n  provider: hash\n", encoding="utf-8")
+    choose_model(vault, "hash")
     ws = workspace(root, HashEmbedder())
     ws.indexer().sync()
     titles = [n.title for n in ws.manifest.notes()]

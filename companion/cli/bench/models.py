@@ -14,7 +14,8 @@ from companion.cli.bench.bigvault import long_vault
 from companion.cli.bench.common import chunk_texts, synthetic_vault, timed
 
 
-def _chunk_texts(vault: Path, data: Path) -> list[str]:
+def vault_chunks(vault: Path, data: Path) -> list[str]:
+    """The chunk texts of `vault`, chunked as the models measures share them (by the hashing embedder's count)."""
     from companion.embedding.hashing import HashEmbedder
     from companion.workspace import Workspace
 
@@ -35,8 +36,8 @@ def int8_model(root: Path, notes: int, long_notes: int) -> dict[str, Any]:
     float_model = MiniLMEmbedder()
     int8 = MiniLMEmbedder(model_id=INT8_MODEL_ID)
     kinds = {
-        "conversation_windows": _chunk_texts(synthetic_vault(root / "short", notes), root / "short" / "data"),
-        "long_notes": _chunk_texts(long_vault(root / "long" / "vault", long_notes), root / "long" / "data"),
+        "conversation_windows": vault_chunks(synthetic_vault(root / "short", notes), root / "short" / "data"),
+        "long_notes": vault_chunks(long_vault(root / "long" / "vault", long_notes), root / "long" / "data"),
     }
     result: dict[str, Any] = {"models": [float_model.model_id, int8.model_id]}
     for kind, texts in kinds.items():

@@ -11,6 +11,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from companion.errors import BenchError
+
 PROCESS_CONFIG = """session_history:
   sources:
     - path: ./agents/{agent}/history.jsonl
@@ -57,7 +59,7 @@ def process_history(root: Path, days: int, entry_kb: int) -> dict[str, Any]:
     elapsed = time.perf_counter() - started
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
-        raise SystemExit(f"companion bench: companion process failed: {err.decode(errors='replace')}")
+        raise BenchError(f"`companion process` failed: {err.decode(errors='replace')[-2000:]}")
     (report,) = json.loads(out)["agents"]
     archived = sum(a["entries"] for a in report["archives"])
     return {

@@ -15,7 +15,13 @@ from typing import Any
 
 from companion.cli.bench.common import SYNTH_NOW, percentile, synthetic_vault, workspace
 from companion.embedding.hashing import HashEmbedder
+from companion.embedding.modelbuild import E5_MODEL_ID, MODEL_ID
 from companion.embedding.providers import Embedder
+from companion.errors import BenchError
+
+QUERY_MODELS: dict[str, str | None] = {"minilm": MODEL_ID, "e5": E5_MODEL_ID, "hash": None}
+"""The embedders recall's questions may be asked with (`--query-embedder`), and the local model each names (None:
+the embedder that filled the index)."""
 
 
 def recall(root: Path, notes: int, queries: int, embedder_name: str, query_embedder: str) -> dict[str, Any]:
@@ -34,8 +40,9 @@ def recall(root: Path, notes: int, queries: int, embedder_name: str, query_embed
     ws = workspace(root, embedder)
     ws.indexer().sync()
     asker: Callable[[], Embedder] = ws.embedder
-    if query_embedder == "minilm" and embedder_name == "hash":
-        model = MiniLMEmbedder()
+    query_model = QUERY_MODELS[query_embedder]
+    if query_model is not None and embedder_name == "hash":
+        model = MiniLMEmbedder(model_id=query_model)
         asker = lambda: model  # noqa: E731
     searcher = Searcher(ws.manifest, asker, ws.store)
     engine = Recall(searcher, ws.vault, ws.config.retention, ws.config.recall, None)
@@ -66,7 +73,7 @@ def recall(root: Path, notes: int, queries: int, embedder_name: str, query_embed
         engine.recall(question, k=10, as_of=SYNTH_NOW)
         dated_times.append(time.perf_counter() - started)
     ws.close()
-    serving = serving_memory(root, min(queries, 100)) if embedder_name == "hash" else None
+    serving = serving_memory(root, min(queries, 100), query_model or MODEL_ID) if embedder_name == "hash" else None
     return {
         "serving_memory": serving,
         "embedder": ws.embedder().model_id,
@@ -88,25 +95,26 @@ _SERVE = """
 import json, sys
 from pathlib import Path
 from companion.cli.bench.recall import serve
-print(json.dumps(serve(Path(sys.argv[1]), int(sys.argv[2]))))
+print(json.dumps(serve(Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3])))
 """
 
 
-def serving_memory(root: Path, queries: int) -> dict[str, Any]:
+def serving_memory(root: Path, queries: int, model_id: str = MODEL_ID) -> dict[str, Any]:
     """The memory of a fresh process that opens the built index and answers `queries` recalls with the real model:
     what a user's `recall`, `context` or app process holds, apart from the build (which this bench does in-process,
     and whose peak `max_rss_mb` reports)."""
     out = subprocess.run(
-        [sys.executable, "-c", _SERVE, str(root), str(queries)], capture_output=True, text=True, check=False
+        [sys.executable, "-c", _SERVE, str(root), str(queries), model_id], capture_output=True, text=True, check=False
     )
     if out.returncode != 0:
-        raise SystemExit(f"companion bench: the serving process failed: {out.stderr.strip()[-2000:]}")
+        raise BenchError(f"The serving process failed: {out.stderr.strip()[-2000:]}")
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
 
-def serve(root: Path, queries: int) -> dict[str, Any]:
-    """The child of `serving_memory`: open, answer, report peak and current resident memory in MB."""
+def serve(root: Path, queries: int, model_id: str = MODEL_ID) -> dict[str, Any]:
+    """The child of `serving_memory`: open, answer with the model `model_id`, report peak and current resident
+    memory in MB."""
     from companion.embedding.providers import MiniLMEmbedder
     from companion.recall.engine import Recall
     from indexer.search import Searcher
@@ -119,7 +127,7 @@ def serve(root: Path, queries: int) -> dict[str, Any]:
 
     started = time.perf_counter()
     ws = workspace(root, HashEmbedder())
-    model = MiniLMEmbedder()
+    model = MiniLMEmbedder(model_id=model_id)
     searcher = Searcher(ws.manifest, lambda: model, ws.store)
     engine = Recall(searcher, ws.vault, ws.config.retention, ws.config.recall, None)
     titles = [n.title for n in ws.manifest.notes()]
@@ -174,7 +182,9 @@ def batch(root: Path, notes: int, queries: int) -> dict[str, Any]:
     )
     wall = time.perf_counter() - started
     if out.returncode != 0:
-        raise SystemExit(f"companion bench: the batch failed: {out.stderr.strip()}")
+        raise BenchError(
+            f"`companion recall --batch` failed (exit status {out.returncode}): {out.stderr.strip()[-2000:]}"
+        )
     answered = sum(1 for line in out.stdout.splitlines() if json.loads(line)["results"])
     return {
         "notes": notes,

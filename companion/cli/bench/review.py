@@ -12,6 +12,7 @@ from companion.curation.curator import Curator
 from companion.curation.queue import review_queue
 from companion.demo.planted import write_planted_vault
 from companion.embedding.hashing import HashEmbedder
+from companion.errors import BenchError
 from companion.review.gather import gather
 from companion.review.measure import record_planted_uses, score
 from companion.review.session import Review
@@ -24,6 +25,9 @@ PER_KIND = 20
 
 def review(work: Path, notes: int) -> dict[str, Any]:
     """Time the queue of a planted vault of `notes` ordinary notes: gathering, computing, and a cached read."""
+    if notes < PER_KIND:
+        # Each planted problem links to an ordinary note of its own.
+        raise BenchError(f"The review measure needs at least {PER_KIND} ordinary notes (--review-notes), not {notes}.")
     now = datetime.now(UTC)
     planted = write_planted_vault(work / "vault", ordinary=notes, per_kind=PER_KIND, now=now)
     ws = Workspace.open(work / "vault", data_dir=work / "data", embedder=HashEmbedder())
