@@ -136,7 +136,8 @@ class RecallConfig:
     BM25 over character pairs leads. 1 lifts the cap (for a multilingual embedding model)."""
     dense_span: float = 0.3
     """Cosine similarity below the best candidate's at which the dense side scales to 0 (each candidate's is scaled
-    against the best one, so a list of 5 and one of 500 scale alike); 0 scales min-max over the candidates."""
+    against the best one, so a list of 5 and one of 500 scale alike); 0 scales min-max over the candidates. Learned
+    weights that carry the span they were fitted with (the multilingual model's shipped ones) use theirs."""
     graph_weight: float = 0.05
     """How much a wikilink to or from a strong candidate adds to a note's relevance."""
     date_weight: float = 0.5

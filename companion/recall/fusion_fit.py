@@ -50,12 +50,12 @@ def fit(
       teach it what no match looks like, which the pairwise loss cannot.
 
     `point_share` is the pointwise loss's share; `dense_span`, the span the features' `dense` was scaled over,
-    is recorded with the weights. The features are fitted on a common scale (each divided by its spread over the
-    candidates, less its mean), then the weights brought back to theirs: a feature that varies little (a multilingual model's
-    cosines, all within 0.7 to 0.9) would otherwise move too slowly to reach its weight in the steps given. The
-    question's own features (`QUESTION_FEATURES`) are left out of
-    this fit and fitted after it by `calibrate`, which leaves the rest as they are. Raises ValueError when no
-    question has both an answer and another candidate.
+    is recorded with the weights. The features are fitted on a common scale (each less its mean over the
+    candidates, divided by its spread), then the weights brought back to theirs: a feature that varies little (a
+    multilingual model's cosines, all within 0.7 to 0.9) would otherwise move too slowly to reach its weight in the
+    steps given. The question's own features (`QUESTION_FEATURES`) are left out of this fit and fitted after it by
+    `calibrate`, which leaves the rest as they are. Raises ValueError when no question has both an answer and
+    another candidate.
     """
     ranked = [q for q in questions if any(q.answers) and not all(q.answers)]
     if not ranked:
