@@ -439,9 +439,12 @@ class Searcher:
         idf = self._idf(terms)
         total = sum(idf.values()) or 1.0
         frequencies = self._doc_frequencies(terms) if terms else {}
-        unknown = sum(idf[t] for t in terms if not frequencies.get(t)) / total
         names, named = naming
         words = set(query_terms(query))
+        # A question that names a date ("what did we talk about on 2 November") asks what that day holds: the date
+        # is the date boost's evidence, and words no note holds say nothing of whether the vault can answer it.
+        own = [] if query != embedded else terms
+        unknown = sum(idf[t] for t in own if not frequencies.get(t)) / (sum(idf[t] for t in own) or 1.0)
         matched = [v for p, v in lexical.items() if p in records]
         languages = self.languages(records)
         # A few keywords name no language by themselves: the notes holding them do (see `question_language`).
@@ -454,7 +457,7 @@ class Searcher:
             low_bm25=min(matched, default=0.0),
             dense_span=dense_span,
             unknown_words=unknown,
-            rare_unknown=rare_unknown_share(terms, [t for t in terms if frequencies.get(t)]),
+            rare_unknown=rare_unknown_share(own, [t for t in own if frequencies.get(t)]),
         )
         every_set = set(every)
         out: dict[str, tuple[float, ...]] = {}

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from companion.recall.language import SCRIPT_LETTERS
+
 SCRIPTS: dict[str, tuple[str, ...]] = {
     # The languages `companion.recall.language` names, and the commonest others it calls `latin`.
     "latin": (
@@ -53,16 +55,13 @@ SCRIPTS: dict[str, tuple[str, ...]] = {
 of Chinese, Japanese and Korean, as the index holds them)."""
 
 # Kana, Chinese characters and Hangul: the scripts the index holds as pairs of characters.
-_PAIRED = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af\u1100-\u11ff"
+_PAIRED = "".join(SCRIPT_LETTERS[name] for name in ("kana", "han", "hangul"))
 _SCRIPT_OF: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pairs", re.compile("[" + _PAIRED + "]")),
-    ("latin", re.compile(r"[a-z\u00c0-\u024f\u1e00-\u1eff]")),
-    ("cyrillic", re.compile(r"[\u0400-\u04ff]")),
-    ("greek", re.compile(r"[\u0370-\u03ff]")),
-    ("arabic", re.compile(r"[\u0600-\u06ff\u0750-\u077f]")),
-    ("hebrew", re.compile(r"[\u0590-\u05ff]")),
-    ("devanagari", re.compile(r"[\u0900-\u097f]")),
-    ("bengali", re.compile(r"[\u0980-\u09ff]")),
+    *(
+        (name, re.compile(f"[{SCRIPT_LETTERS[name]}]"))
+        for name in ("latin", "cyrillic", "greek", "arabic", "hebrew", "devanagari", "bengali")
+    ),
 )
 
 RARE_ZIPF = 2.5

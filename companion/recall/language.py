@@ -13,17 +13,35 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-_SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("latin", re.compile(r"[A-Za-z\u00c0-\u024f\u1e00-\u1eff]")),
-    ("ja", re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")),  # kana
-    ("zh", re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")),  # Chinese characters (Japanese too)
-    ("ko", re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")),
-    ("cyrillic", re.compile(r"[\u0400-\u04ff]")),
-    ("greek", re.compile(r"[\u0370-\u03ff]")),
-    ("arabic", re.compile(r"[\u0600-\u06ff\u0750-\u077f]")),
-    ("hebrew", re.compile(r"[\u0590-\u05ff]")),
-    ("indic", re.compile(r"[\u0900-\u0dff]")),
-    ("thai", re.compile(r"[\u0e00-\u0eff]")),
+SCRIPT_LETTERS: dict[str, str] = {
+    "latin": "A-Za-z\u00c0-\u024f\u1e00-\u1eff",
+    "kana": "\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f",
+    "han": "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff",  # Chinese characters (Japanese too)
+    "hangul": "\uac00-\ud7af\u1100-\u11ff",
+    "cyrillic": "\u0400-\u04ff",
+    "greek": "\u0370-\u03ff",
+    "arabic": "\u0600-\u06ff\u0750-\u077f",
+    "hebrew": "\u0590-\u05ff",
+    "devanagari": "\u0900-\u097f",
+    "bengali": "\u0980-\u09ff",
+    "indic": "\u0900-\u0dff",
+    "thai": "\u0e00-\u0eff",
+}
+"""The letters of each script as ranges for a regular expression's character class."""
+_SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(f"[{SCRIPT_LETTERS[letters]}]"))
+    for name, letters in (
+        ("latin", "latin"),
+        ("ja", "kana"),
+        ("zh", "han"),
+        ("ko", "hangul"),
+        ("cyrillic", "cyrillic"),
+        ("greek", "greek"),
+        ("arabic", "arabic"),
+        ("hebrew", "hebrew"),
+        ("indic", "indic"),
+        ("thai", "thai"),
+    )
 )
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
