@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
@@ -14,32 +13,16 @@ import numpy.typing as npt
 from companion.config import RecallConfig
 from companion.embedding.providers import Embedder
 from companion.errors import ModelError, StoreError
-from companion.recall.background import rare_unknown_share
 from companion.recall.candidates import Hit, NoteInfo, fuse, lexical_dense_weight
-from companion.recall.fusion import Evidence, FusionModel, Question, features, name_rank, own_language_names
-from companion.recall.language import language_of, question_language
+from companion.recall.fusion import FusionModel, name_rank, own_language_names
 from companion.recall.scope import Scope
 from companion.vault.dates import note_day
-from companion.words import QUESTION_FILLER, STOPWORDS, segment, unspaced_share
-from indexer.manifest import TITLE_VECTOR_DTYPE, Manifest, NoteRecord
+from companion.words import unspaced_share
+from indexer.features import CandidateFeatures
+from indexer.manifest import Manifest, NoteRecord
 from indexer.owner import SharedStore
 from indexer.store import VectorStore
-
-_TERM = re.compile(r"\w+", re.UNICODE)
-
-
-def query_terms(text: str) -> list[str]:
-    """The query's distinct lower-cased words (character pairs in unspaced scripts, as the index holds them);
-    stopwords are dropped unless the query holds nothing else."""
-    terms = list(dict.fromkeys(t.lower() for t in _TERM.findall(segment(text))))
-    return [t for t in terms if t not in STOPWORDS and t not in QUESTION_FILLER] or terms
-
-
-def fts_query(text: str | Sequence[str]) -> str:
-    """An FTS5 MATCH expression that ORs the query's words (or the given terms), quoted so none is read as syntax."""
-    terms = query_terms(text) if isinstance(text, str) else list(text)
-    return " OR ".join(f'"{t}"' for t in terms)
-
+from indexer.terms import fts_query, query_terms
 
 DENSE_WEIGHT = RecallConfig.dense_weight
 """Share of the dense side in the fused score (the rest is BM25); the config's default."""
@@ -56,10 +39,8 @@ _EXACT_LIMIT = 1500  # a scope with at most this many chunks is searched exactly
 _MAX_FETCH = 5000  # most chunks asked of the store in one query
 _PRUNE_FROM = 5000  # notes from which terms common to many notes are left out of the lexical query
 _COMMON_SHARE = 0.1  # "common": held by more than this share of the notes
-_TITLE_ITEM = np.dtype(TITLE_VECTOR_DTYPE).itemsize  # bytes per number of a stored title vector
 _MOST_TERMS = 5  # in a large vault, the lexical query keeps at most this many of its rarest words
 _VECTOR_SCOPES = 4  # narrow scopes whose chunk vectors are kept (at most `_EXACT_LIMIT` vectors each, ~2.3 MB)
-_LANGUAGE_VOTERS = 10  # the best word matches whose languages name a question's when its words name none
 
 
 def _name_key(text: str) -> str:
@@ -109,7 +90,9 @@ class Searcher:
         self._scopes: dict[tuple[Scope, tuple[int, int]], tuple[set[str], list[str] | None]] = {}
         self._vector_scopes: dict[tuple[Scope, tuple[int, int]], tuple[list[str], npt.NDArray[np.float32]]] = {}
         self._df: tuple[tuple[int, int], dict[str, int]] = ((-1, -1), {})
-        self._languages: dict[tuple[str, str], str] = {}  # (path, content hash) -> language, see `languages`
+        self._candidates = CandidateFeatures(
+            manifest, self._open_embedder, self._vector, self._idf, self._doc_frequencies
+        )
         self.capture: list[tuple[str, dict[str, tuple[float, ...]]]] | None = None
         """When a list, every search appends (query, features of each candidate): what fusion training reads."""
 
@@ -273,7 +256,7 @@ class Searcher:
         learned: dict[str, tuple[float, ...]] = {}
         if learning:
             records = self.manifest.notes_by_path([f.key for f in ranked])
-            learned = self._features(
+            learned = self._candidates.of(
                 every_word_query or query,
                 terms,
                 dense,
@@ -416,104 +399,10 @@ class Searcher:
             known.update({t: found.get(t, 0) for t in missing})
         return {t: known[t] for t in terms}
 
-    def _features(
-        self,
-        query: str,
-        terms: list[str],
-        dense: dict[str, float],
-        lexical: dict[str, float],
-        every: list[str],
-        records: dict[str, NoteRecord],
-        dense_span: float,
-        embedded: str,
-        held: dict[str, set[str]],
-        naming: tuple[set[str], set[str]],
-    ) -> dict[str, tuple[float, ...]]:
-        """The learned fusion's features of every candidate (see `companion.recall.fusion`); `embedded` is the
-        question as the meaning side embeds it (`query` may leave out a date it names), `held` which of `terms`
-        each candidate holds, `naming` (the names the question gives, the notes they name)."""
-        if not records:
-            return {}
-        # A conversation's title names a session, not the many things said in it: only other notes' titles count.
-        titles = self._title_cosines(embedded, [p for p, r in records.items() if r.kind != "conversation"])
-        idf = self._idf(terms)
-        total = sum(idf.values()) or 1.0
-        frequencies = self._doc_frequencies(terms) if terms else {}
-        names, named = naming
-        words = set(query_terms(query))
-        # A question that names a date ("what did we talk about on 2 November") asks what that day holds: the date
-        # is the date boost's evidence, and words no note holds say nothing of whether the vault can answer it.
-        own = [] if query != embedded else terms
-        unknown = sum(idf[t] for t in own if not frequencies.get(t)) / (sum(idf[t] for t in own) or 1.0)
-        matched = [v for p, v in lexical.items() if p in records]
-        languages = self.languages(records)
-        # A few keywords name no language by themselves: the notes holding them do (see `question_language`).
-        strongest = sorted((p for p in lexical if p in languages), key=lambda p: -lexical[p])[:_LANGUAGE_VOTERS]
-        asked = question_language(query, [(languages[p], lexical[p]) for p in strongest])
-        question = Question(
-            foreign=asked != "en" and not self._multilingual(),
-            best_cosine=max(dense.values(), default=0.0),
-            best_bm25=max(matched, default=0.0),
-            low_bm25=min(matched, default=0.0),
-            dense_span=dense_span,
-            unknown_words=unknown,
-            rare_unknown=rare_unknown_share(own, [t for t in own if frequencies.get(t)]),
-        )
-        every_set = set(every)
-        out: dict[str, tuple[float, ...]] = {}
-        for path, record in records.items():
-            title_words = set(query_terms(record.title))
-            overlap = 2 * len(title_words & words) / (len(title_words) + len(words)) if title_words else 0.0
-            evidence = Evidence(
-                cosine=dense.get(path),
-                bm25=lexical.get(path),
-                coverage=sum(idf[t] for t in held.get(path, ())) / total,
-                every_word=path in every_set,
-                title=record.title.strip().casefold() in names,
-                alias=path in named and record.title.strip().casefold() not in names,
-                title_overlap=overlap,
-                other_language=languages.get(path, asked) != asked,
-                title_cosine=titles.get(path, 0.0),
-            )
-            out[path] = features(evidence, question)
-        return out
-
-    def _title_cosines(self, question: str, paths: list[str]) -> dict[str, float]:
-        """Each note's title's cosine similarity to the question. A note whose title has no vector yet (a note
-        written since the last embedding pass, or an index built before titles were embedded) gets the others'
-        mean: neither favoured nor held back. When none has one, the feature is 0 for every candidate: the
-        ranking is the same, the relevances lower, until the next embedding pass makes them."""
-        if self.manifest.get_meta("title_model") != self._open_embedder().model_id:
-            return {}  # made by another model: their cosines to this model's vector mean nothing
-        stored = self.manifest.title_vectors(paths)
-        if not stored:
-            return {}
-        vector = self._vector(question)
-        kept = [p for p, blob in stored.items() if len(blob) == vector.shape[0] * _TITLE_ITEM]
-        if not kept:
-            return {}
-        matrix = np.frombuffer(b"".join(stored[p] for p in kept), dtype=TITLE_VECTOR_DTYPE).reshape(len(kept), -1)
-        sims = matrix.astype(np.float32) @ vector
-        out = {p: float(s) for p, s in zip(kept, sims, strict=True)}
-        if len(out) < len(paths):
-            mean = float(sims.mean())
-            out.update({p: mean for p in paths if p not in out})
-        return out
-
     def languages(self, records: dict[str, NoteRecord]) -> dict[str, str]:
-        """Each note's language as `language_of` guesses it from the start of its text, kept by path and content
-        (a batch meets the same notes again, and a watcher's commits leave most notes as they were)."""
-        if len(self._languages) > 200_000:
-            self._languages.clear()
-        known = self._languages
-        missing = {p for p, r in records.items() if (p, r.content_hash) not in known}
-        if missing:
-            stored = self.manifest.languages(sorted(missing))
-            # An index written before languages were kept: guessed here from each note's opening, once.
-            guessed = {p: language_of(t) for p, t in self.manifest.openings(sorted(missing - set(stored))).items()}
-            for path, found in {**stored, **guessed}.items():
-                known[(path, records[path].content_hash)] = found
-        return {p: lang for p, r in records.items() if (lang := known.get((p, r.content_hash))) is not None}
+        """Each note's language as `language_of` guesses it from the start of its text (see
+        `CandidateFeatures.languages`)."""
+        return self._candidates.languages(records)
 
     def _coverage(self, terms: list[str], path: str, held: dict[str, set[str]] | None = None) -> float:
         """The share of the query's terms, weighted by their BM25 idf, that the note at `path` holds (`held`: which

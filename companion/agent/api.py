@@ -42,7 +42,7 @@ from companion.vault.sessions import local_moment
 from companion.words import counted, one_line
 from companion.workspace import Workspace
 from indexer.graphs import manifest_graph
-from indexer.search import fts_query
+from indexer.terms import fts_query
 
 MEMORY_MODES = ("exact", "type", "lexical", "hybrid", "graph")
 """The retrieval paths, as `memory_query` names them."""

@@ -36,7 +36,8 @@ from companion.recall.scope import Scope, parse_as_of, where_from_mapping
 from companion.vault.sessions import local_moment
 from companion.words import counted
 from companion.workspace import Workspace
-from indexer.search import Searcher, fts_query
+from indexer.search import Searcher
+from indexer.terms import fts_query
 
 MODES = ("hybrid", "bm25", "dense")
 MIN_GROUP = 10
