@@ -322,3 +322,20 @@ def test_the_multilingual_model_has_weights_of_its_own() -> None:
     assert multilingual.dense_span is not None and multilingual.dense_span < RecallConfig().dense_span
     assert english.dense_span is None
     assert multilingual.relevance(NO_EVIDENCE) < 0.05
+
+
+def test_every_shipped_weights_file_and_word_table_is_packaged() -> None:
+    import fnmatch
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    globs = data["tool"]["setuptools"]["package-data"]["companion"]
+    shipped = [
+        *(root / "companion" / "recall").glob("*.json"),
+        *(root / "companion" / "recall" / "frequencies").iterdir(),
+    ]
+    assert len(shipped) > 3
+    for path in shipped:
+        inside = path.relative_to(root / "companion").as_posix()
+        assert any(fnmatch.fnmatch(inside, g) for g in globs), f"{inside} is not in the package data"
