@@ -16,7 +16,7 @@ from pathlib import Path
 
 from companion.config import CompanionConfig, load_config
 from companion.embedding.providers import Embedder, embedder_from_config, model_id_of, reads_every_language
-from companion.errors import IndexLockedError, ModelError, StoreError
+from companion.errors import ConfigError, IndexLockedError, ModelError, StoreError
 from companion.locations import DataPaths, keep_private, private_file, private_folder, vault_data_dir
 from companion.recall.access import AccessLog
 from companion.recall.engine import Recall
@@ -339,8 +339,16 @@ class Workspace:
             self.config.retention,
             self.config.recall,
             self.access_log(),
-            multilingual=reads_every_language(self.configured_model_id()),
+            multilingual=self._multilingual(),
         )
+
+    def _multilingual(self) -> bool:
+        """Whether the configured model reads every language; a model the config misspells is named by whatever
+        embeds, not by an engine that may only list sessions."""
+        try:
+            return reads_every_language(self.configured_model_id())
+        except ConfigError:
+            return False
 
     def catch_up(
         self,

@@ -324,6 +324,7 @@ def _write_features(args: argparse.Namespace, questions: list[Question]) -> int:
             line = {
                 "id": q.id,
                 "label": "unanswerable" if args.unanswerable else q.label,
+                "dense_span": engine.dense_span,
                 "candidates": [
                     {"path": path, "features": [round(x, 6) for x in vector], "answer": path in answers}
                     for path, vector in found.items()

@@ -8,6 +8,7 @@ weighs the same in the fit. Questions kept for judging the result must never be 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -50,8 +51,8 @@ def register(sub: Any) -> None:
         "--dense-span",
         type=float,
         metavar="SPAN",
-        help="the recall.dense_span the features were written with, kept with the weights (they then scale the "
-        "dense side so whatever the setting says)",
+        help="the dense span the features were written with (else the one `eval --features` recorded in them), kept "
+        "with the weights: they then scale the dense side so whatever the recall.dense_span setting says",
     )
     train.add_argument("--json", action="store_true", help="print one JSON object")
     train.set_defaults(run=run_train)
@@ -59,6 +60,8 @@ def register(sub: Any) -> None:
 
 def run_show(args: argparse.Namespace) -> int:
     """Print the weights, largest first."""
+    if args.weights and args.multilingual:
+        raise ConfigError("--multilingual shows the shipped weights; with --weights FILE, the file's are shown")
     model = _read(Path(args.weights)) if args.weights else default_model(args.multilingual)
     if args.json:
         print_json(model.to_json())
@@ -67,12 +70,15 @@ def run_show(args: argparse.Namespace) -> int:
     for name, weight in sorted(zip(model.names, model.weights, strict=True), key=lambda p: -abs(p[1])):
         print(f"  {name:<16}{weight:+8.3f}")
     print(f"  {'bias':<16}{model.bias:+8.3f}")
+    if model.dense_span is not None:
+        print(f"  dense side scaled over a span of {model.dense_span:g} (instead of recall.dense_span)")
     return 0
 
 
 def run_train(args: argparse.Namespace) -> int:
     """Fit, write atomically, and say how often each set's best candidate is an answer."""
     questions = [q for name in args.features for q in load_features(Path(name))]
+    span = _dense_span(args)
     try:
         if args.keep_ranking:
             shipped = {"shipped": False, "shipped-multilingual": True}
@@ -82,7 +88,7 @@ def run_train(args: argparse.Namespace) -> int:
                 kept = _read(Path(args.keep_ranking))
             model = calibrate(kept, questions)
         else:
-            model = fit(questions, dense_span=args.dense_span)
+            model = fit(questions, dense_span=span)
     except ValueError as exc:
         raise ConfigError(f"nothing to learn from: {exc}") from exc
     out = Path(args.out)
@@ -95,6 +101,44 @@ def run_train(args: argparse.Namespace) -> int:
     for source, share in sorted(first.items()):
         print(f"  {source}: an answer first for {share:.3f} of its answerable questions")
     return 0
+
+
+def _dense_span(args: argparse.Namespace) -> float | None:
+    """The span the features' dense side was scaled over: `--dense-span`, else the one the files record (files
+    written before spans were recorded record none); a ConfigError when they disagree or it is out of range."""
+    recorded = {span for name in args.features for span in recorded_spans(Path(name))}
+    if args.dense_span is not None:
+        if args.keep_ranking:
+            raise ConfigError("--dense-span fits the ranking weights: with --keep-ranking the kept weights' span stays")
+        if not 0.0 < args.dense_span <= 2.0:
+            raise ConfigError(f"--dense-span {args.dense_span:g}: a span is above 0 and at most 2")
+        if recorded - {args.dense_span}:
+            raise ConfigError(
+                f"--dense-span {args.dense_span:g}, but the features were written with "
+                f"{', '.join(f'{s:g}' for s in sorted(recorded))}: write them again, or drop --dense-span"
+            )
+        return float(args.dense_span)
+    if len(recorded) > 1:
+        raise ConfigError(
+            f"the features were written with different dense spans ({', '.join(f'{s:g}' for s in sorted(recorded))}): "
+            "write them again with one"
+        )
+    return recorded.pop() if recorded and not args.keep_ranking else None
+
+
+def recorded_spans(path: Path) -> set[float]:
+    """The dense spans an `eval --features` file says its features were scaled over (none in older files)."""
+    spans: set[float] = set()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the features ({exc})") from exc
+    for line in lines:
+        with contextlib.suppress(ValueError, TypeError, AttributeError):
+            span = json.loads(line).get("dense_span")
+            if span is not None:
+                spans.add(float(span))
+    return spans
 
 
 def load_features(path: Path) -> list[Judged]:

@@ -88,11 +88,18 @@ class Background:
 
     def zipf(self, word: str) -> float | None:
         """The word's Zipf frequency in its language at large: `RARE_ZIPF` when its script's tables leave it out,
-        None when no table covers its script (no figure is then better than a guess)."""
-        table = self.scripts.get(script_of(word) or "")
+        None when no table covers its script, or for a character pair the pair tables leave out (no figure is then
+        better than a guess)."""
+        script = script_of(word) or ""
+        table = self.scripts.get(script)
         if table is None:
             return None
-        return table.get(word, table.get(word.casefold(), RARE_ZIPF))
+        found = table.get(word, table.get(word.casefold()))
+        if found is None and script == "pairs":
+            # The pair tables are counted within words, and the index pairs running text: a pair across a word's
+            # edge ("京で", a name and its particle) is missing from them without being rare.
+            return None
+        return RARE_ZIPF if found is None else found
 
     def rarity(self, word: str) -> float | None:
         """How telling the word is: how far its Zipf frequency falls below `COMMONEST_ZIPF` (about 0.3 for "the",

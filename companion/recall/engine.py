@@ -74,7 +74,7 @@ class Recall:
         self.policy = policy
         self.settings = settings or RecallConfig()
         self.access = access
-        self._fusion: tuple[tuple[str, str, int], FusionModel | None] | None = None  # see `fusion`
+        self._fusion: tuple[tuple[str, str, int, bool], FusionModel | None] | None = None  # see `fusion`
         self._built: dict[str, tuple[str, SessionSummary, str]] = {}  # see `collect_sessions`
         self._day_refs: tuple[tuple[object, ...], list[SessionRef]] | None = None  # see `sessions_since`
         self._chatter: tuple[object, frozenset[str]] | None = None  # see `spoken`
@@ -88,10 +88,20 @@ class Recall:
             stamp = path.stat().st_mtime_ns if path is not None else 0
         except OSError:
             stamp = -1  # reading it names the problem
-        key = (self.settings.fusion, str(path), stamp)
+        key = (self.settings.fusion, str(path), stamp, self.multilingual)
         if self._fusion is None or self._fusion[0] != key:
             self._fusion = (key, fusion_model(self.settings, self.vault.root, self.multilingual))
         return self._fusion[1]
+
+    @property
+    def dense_span(self) -> float:
+        """The span the dense side is scaled over: the learned weights' own when they carry one and rank (the
+        span they were fitted with), else the `dense_span` setting (the weighted sum's, and the embeddings alone's
+        at `dense_weight` 1, where the learned model does not rank)."""
+        fusion = self.fusion
+        if fusion is not None and fusion.dense_span is not None and self.settings.dense_weight < 1.0:
+            return fusion.dense_span
+        return self.settings.dense_span
 
     # -- sessions ------------------------------------------------------------------------------
 
@@ -337,7 +347,7 @@ class Recall:
         # A date the question names ("last week") is the date boost's evidence, not words a note must hold.
         words = query.replace(date_range.phrase, " ") if date_range is not None else None
         fusion = self.fusion
-        span = fusion.dense_span if fusion is not None and fusion.dense_span is not None else settings.dense_span
+        span = self.dense_span
 
         def search(within: Scope) -> list[Hit]:
             return self.index.search(

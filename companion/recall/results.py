@@ -32,7 +32,7 @@ class Explanation:
     lexical: float
     """BM25 score of the whole note."""
     dense_norm: float
-    """`dense` scaled to [0, 1] against the best candidate's (the `dense_span` setting)."""
+    """`dense` scaled to [0, 1] against the best candidate's (over the span `Recall.dense_span` says)."""
     lexical_norm: float
     """`lexical` scaled to [0, 1] over the candidates."""
     dense_weight: float

@@ -198,6 +198,17 @@ def test_eval_features_train_fusion_weights_that_recall_can_use(vault: Path, dat
     assert trained.returncode == 0, trained.stderr
     assert json.loads(trained.stdout)["weights"]["trained_on"] == ["elsewhere", "mine"]
     assert json.loads(trained.stdout)["weights"]["dense_span"] == 0.3
+    assert {json.loads(line)["dense_span"] for line in features.read_text().splitlines()} == {0.3}
+    # The span the features recorded is the weights' without being asked for; another one is refused.
+    implied = run_companion("fusion", "train", str(features), str(none), "--out", str(weights), "--json")
+    assert json.loads(implied.stdout)["weights"]["dense_span"] == 0.3
+    for flags, said in (
+        (["--dense-span", "0.1"], "the features were written with 0.3"),
+        (["--dense-span", "0"], "a span is above 0"),
+        (["--dense-span", "0.3", "--keep-ranking", "shipped"], "the kept weights' span stays"),
+    ):
+        refused = run_companion("fusion", "train", str(features), "--out", str(tmp_path / "x.json"), *flags)
+        assert refused.returncode == 2 and said in refused.stderr, refused.stderr
     shown = run_companion("fusion", "show", "--weights", str(weights))
     assert "fitted on elsewhere, mine" in shown.stdout and "bias" in shown.stdout
     # Keeping the shipped ranking: only the question's own features are fitted, the rest stay as shipped.

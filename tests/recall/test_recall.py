@@ -538,3 +538,29 @@ def test_unspaced_scripts_and_exact_titles_are_found_in_any_language(tmp_path: P
         assert first("tante ingrid") == "People/Ingrid Olsen.md"
     finally:
         ws.close()
+
+
+def test_a_multilingual_model_ranks_with_its_own_weights_over_their_span(
+    indexed: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recall = indexed.recall()
+    assert not recall.multilingual and recall.fusion == default_model()
+    spans: list[float] = []
+    search = recall.index.search
+
+    def spying(*args: object, **kwargs: object) -> object:
+        spans.append(kwargs["dense_span"])  # type: ignore[arg-type]
+        return search(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(recall.index, "search", spying)
+    recall.recall("sourdough starter", as_of=NOW)
+    assert spans and set(spans) == {RecallConfig().dense_span}
+    spans.clear()
+    recall.multilingual = True  # what a workspace whose config names a multilingual model builds
+    shipped = default_model(multilingual=True)
+    assert recall.fusion == shipped and shipped.dense_span is not None
+    recall.recall("sourdough starter", as_of=NOW)
+    assert spans and set(spans) == {shipped.dense_span}
+    # The embeddings alone (dense_weight 1) rank without the learned weights: the setting's span scales them.
+    recall.settings = replace(recall.settings, dense_weight=1.0)
+    assert recall.dense_span == RecallConfig().dense_span

@@ -45,7 +45,8 @@ def recall(root: Path, notes: int, queries: int, embedder_name: str, query_embed
         model = MiniLMEmbedder(model_id=query_model)
         asker = lambda: model  # noqa: E731
     searcher = Searcher(ws.manifest, asker, ws.store)
-    engine = Recall(searcher, ws.vault, ws.config.retention, ws.config.recall, None)
+    # The questions' model decides which shipped fusion weights rank, as in a vault configured for it.
+    engine = Recall(searcher, ws.vault, ws.config.retention, ws.config.recall, None, multilingual=asker().multilingual)
     rng = random.Random(5)
     # Synthetic conversation titles start with their date, which nobody types: questions use the words after it.
     # Questions that do name a day are timed apart, as they take a second, date-scoped search.
@@ -129,7 +130,7 @@ def serve(root: Path, queries: int, model_id: str = MODEL_ID) -> dict[str, Any]:
     ws = workspace(root, HashEmbedder())
     model = MiniLMEmbedder(model_id=model_id)
     searcher = Searcher(ws.manifest, lambda: model, ws.store)
-    engine = Recall(searcher, ws.vault, ws.config.retention, ws.config.recall, None)
+    engine = Recall(searcher, ws.vault, ws.config.retention, ws.config.recall, None, multilingual=model.multilingual)
     titles = [n.title for n in ws.manifest.notes()]
     rng = random.Random(3)
     after_open = resident_mb()
