@@ -64,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         recent,
         review,
         serve,
+        setup,
         tui,
         vault,
     )
@@ -91,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         eval,
         fusion,
         doctor,
+        setup,
         demo,
         bench,
         mcp,

