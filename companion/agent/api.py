@@ -35,7 +35,6 @@ from companion.recall.scope import Scope
 from companion.recall.shown import located
 from companion.recall.temporal import summarise
 from companion.secrets import redact_output, redact_text
-from companion.vault.dates import note_day
 from companion.vault.graph import VaultGraph
 from companion.vault.reader import valid_name
 from companion.vault.sessions import local_moment
@@ -333,6 +332,7 @@ class AgentApi:
         wanted_type = note_type.strip().casefold() if note_type else None
         wanted_tag = tag.strip().lstrip("#").casefold() if tag else None
         out: list[Listed] = []
+        moments: dict[str, dt.datetime | None] = {}
         for record in self.workspace.manifest.notes():
             if prefix and not record.path.startswith(prefix):
                 continue
@@ -341,11 +341,17 @@ class AgentApi:
             tags = arguments.tags(record.frontmatter.get("tags"))
             if wanted_tag is not None and wanted_tag not in {t.casefold() for t in tags}:
                 continue
-            day = note_day(record.date)
+            # Dated as the timeline dates a note: its `date`, else `created`, else a date its title starts with.
+            moment = note_moment(record.frontmatter, record.title)
+            day = None if moment is None else moment[0].date()
             if (first is not None and (day is None or day < first)) or (last is not None and day and day > last):
                 continue
-            out.append(Listed(record.path, record.title, record.note_type, record.date, tags))
-        out.sort(key=lambda n: (n.date or "", n.path), reverse=True)
+            shown = None if moment is None else moment[0].isoformat(timespec="minutes") if moment[1] else str(day)
+            out.append(Listed(record.path, record.title, record.note_type, shown, tags))
+            moments[record.path] = moment[0] if moment is not None else None
+        # Newest first, notes of one moment by path; undated notes last, by path.
+        out.sort(key=lambda n: n.path)
+        out.sort(key=lambda n: (moments[n.path] is not None, moments[n.path] or dt.datetime.min), reverse=True)
         return redact_output(out[:limit])
 
     def recall_recent(

@@ -142,7 +142,8 @@ class Listed:
     note_type: str | None
     """Frontmatter `type`."""
     date: str | None
-    """Frontmatter `date`."""
+    """The note's day (its `date`, else `created`, else a date its title starts with), with the time when it has one
+    (`2026-10-01T09:30`)."""
     tags: tuple[str, ...]
     """The `tags` property."""
 

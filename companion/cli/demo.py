@@ -62,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
                 "vault": str(dest),
                 "summary": summary.__dict__,
                 "kept": kept is not None,
+                "policy": {
+                    "hot_limit": ws.config.retention.hot_limit,
+                    "hot_window_days": ws.config.retention.hot_window_days,
+                },
                 "index": report.as_dict(),
                 "samples": {
                     q: [{"path": h.path, "score": round(h.score, 4), "tier": h.tier} for h in hits]
@@ -83,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     )
     print(
         f"hot tier    {counted(len(hot), 'session')} "
-        f"(policy: {ws.config.retention.hot_limit} per user and chat, 2 days)"
+        f"(policy: {ws.config.retention.hot_limit} per user and chat, "
+        f"{counted(ws.config.retention.hot_window_days, 'day')})"
     )
     for query, hits in samples.items():
         print(f"\nrecall  {query!r}")

@@ -12,10 +12,8 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.curation.suggestions import NoteFacts, Proposal, Suggestion, Usage, fingerprint
-from companion.vault.notes import MEMORY_TYPES
+from companion.vault.notes import KNOWN_TYPES, MEMORY_TYPES, OFFERED_TYPES
 
-KNOWN_TYPES = frozenset({*MEMORY_TYPES, "summary", "history", "decision", "task", "conversation"})
-"""Types a note in the memory folder may have: the memory types and those the session pipeline writes."""
 CLOSE_NAME = 0.8
 """How alike (0-1, by characters) a broken link's target and a note's title or alias must be to propose it."""
 ORPHAN_DAYS = 30
@@ -81,13 +79,13 @@ def missing_types(
         if isinstance(written, str) and written in KNOWN_TYPES:
             continue
         guess, why = _guess_type(path, notes, typed, matrix, vectors)
-        problem = "has no type" if written in (None, "") else f"has the type {written!r}, which is no memory type"
+        problem = "has no type" if written in (None, "") else f"has the type {written!r}, which is none of its types"
         out.append(
             Suggestion(
                 kind="missing_type",
                 paths=(path,),
                 summary=f"{note.title} {problem}: {guess}?",
-                evidence=(f"{path} {problem} (memory types: {', '.join(sorted(MEMORY_TYPES))})", why),
+                evidence=(f"{path} {problem} (its types: {', '.join(OFFERED_TYPES)})", why),
                 proposal=Proposal("set_type", path, "", guess),
                 value=0.55,
                 fingerprint=fingerprint(notes, (path,)),

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.curation.suggestions import NoteFacts, Proposal, Suggestion, fingerprint
+from companion.vault.notes import STATEMENT_TYPES
 from companion.words import unspaced_share
 
 DUPLICATE_COSINE = 0.93
@@ -154,8 +155,9 @@ def duplicates_and_changes(
         if pair.cosine is not None:
             similarity.insert(0, f"meaning: cosine {pair.cosine:.2f}")
         differ = _differing(states(a), states(b))
-        memory = a.kind == "memory" and b.kind == "memory"
-        if memory and differ is not None:
+        # Notes that state something (a fact, a decision) and say different things: the older may be out of date.
+        stating = a.note_type in STATEMENT_TYPES and b.note_type in STATEMENT_TYPES
+        if stating and differ is not None:
             older, newer = sorted((a, b), key=lambda n: (n.moment, n.stamp, n.changed))
             only_old, only_new = differ if older is a else (differ[1], differ[0])
             evidence = (

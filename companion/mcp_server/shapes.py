@@ -82,14 +82,17 @@ class Listed(Shape):
     path: str = Field(description="The note's path in the vault")
     title: str = Field(description="The note's title")
     type: str | None = Field(description="Its `type` property")
-    date: str | None = Field(description="Its `date` property")
+    date: str | None = Field(
+        description="Its day: the `date` property, else `created`, else a date its title starts with (with the time "
+        "when it has one)"
+    )
     tags: list[str] = Field(description="Its `tags` property")
 
 
 class Listing(Shape):
     """What `vault_list` returns."""
 
-    notes: list[Listed] = Field(description="Newest first")
+    notes: list[Listed] = Field(description="Newest first; undated notes last, by path")
 
 
 class Links(Shape):

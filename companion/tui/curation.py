@@ -21,7 +21,7 @@ from companion.tui.messages import Curated, Notice
 from companion.vault.audit import AuditLog
 from companion.vault.links import frontmatter_tags
 from companion.vault.naming import NoteNames
-from companion.vault.notes import Note
+from companion.vault.notes import OFFERED_TYPES, Note
 from companion.vault.parse import aliases_of
 from companion.workspace import Workspace
 from widgets.ask import AskDialog
@@ -29,9 +29,6 @@ from widgets.confirm import ConfirmDialog
 
 Shown = Callable[[], tuple[str | None, Note | None]]
 """The note the app shows (its path, and the note once read): what curations act on."""
-
-KNOWN_TYPES = ("fact", "preference", "decision", "task", "entity", "experience", "belief", "reflection", "summary")
-"""Types offered when setting a note's type (any one-line text is accepted)."""
 
 
 class CurationFlow:
@@ -131,8 +128,8 @@ class CurationFlow:
                 if text is not None:
                     self._plan(lambda c: c.plan_type(path, text))
 
-            hint = "one word, e.g. " + ", ".join(KNOWN_TYPES)
-            self.app.push_screen(AskDialog(f"Type of {path}", current, hint, KNOWN_TYPES), answered)
+            hint = "one word, e.g. " + ", ".join(OFFERED_TYPES)
+            self.app.push_screen(AskDialog(f"Type of {path}", current, hint, OFFERED_TYPES), answered)
 
         self._with_note(path, ask)
 

@@ -14,7 +14,17 @@ NoteKind = Literal["session", "conversation", "memory", "note"]
 a typed memory note, or any other note."""
 
 MEMORY_TYPES = frozenset({"fact", "entity", "experience", "belief", "reflection", "recipe"})
-"""The typed memory notes (`type:` in frontmatter)."""
+"""The typed memory notes (`type:` in frontmatter), as `remember` writes them."""
+PIPELINE_TYPES = frozenset({"decision", "task", "summary", "history"})
+"""The types of the notes the session pipeline writes: extracted decisions and tasks, summaries, history notes."""
+STATEMENT_TYPES = MEMORY_TYPES | {"decision"}
+"""Types of notes that state something which can change (a fact, a decision): two alike notes of one such type that
+say different things make a changed fact."""
+KNOWN_TYPES = MEMORY_TYPES | PIPELINE_TYPES | {"conversation"}
+"""Every type the companion writes or offers: a note in the memory folder with another type (or none) is pointed
+out for a type to be set."""
+OFFERED_TYPES = (*sorted(MEMORY_TYPES), *sorted(KNOWN_TYPES - MEMORY_TYPES))
+"""The known types as a person is offered them: the memory types first, then the others."""
 
 
 @dataclass(frozen=True)

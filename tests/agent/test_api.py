@@ -146,6 +146,34 @@ def test_list_filters_by_folder_type_tag_and_date(api: AgentApi) -> None:
     assert len(api.list_notes(limit=2)) == 2
 
 
+def test_list_dates_notes_by_date_then_created_then_title_newest_first(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write(vault, "Memory/Boiler.md", "---\ntype: fact\ncreated: 2026-10-03T08:15:00\n---\nThe boiler holds 1.5 bar.\n")
+    write(vault, "Memory/Alpha.md", "---\ntype: fact\ncreated: 2026-10-03\n---\nAlpha.\n")
+    write(vault, "Daily/2026-10-04.md", "Groceries and the boiler.\n")
+    write(vault, "Memory/Dated.md", "---\ndate: 2026-09-30\ncreated: 2026-10-09\n---\nThe date wins.\n")
+    write(vault, "Notes/zebra.md", "No date at all.\n")
+    write(vault, "Notes/apple.md", "No date either.\n")
+    ws = workspace(vault, data_dir=tmp_path / "data")
+    try:
+        ws.indexer().sync()
+        listed = AgentApi(ws).list_notes()
+        assert [(n.path, n.date) for n in listed] == [
+            ("Daily/2026-10-04.md", "2026-10-04"),
+            ("Memory/Alpha.md", "2026-10-03"),  # a day stands at its end, after that day's moments
+            ("Memory/Boiler.md", "2026-10-03T08:15"),
+            ("Memory/Dated.md", "2026-09-30"),
+            ("Notes/apple.md", None),  # undated notes last, in path order
+            ("Notes/zebra.md", None),
+        ]
+        assert [n.path for n in AgentApi(ws).list_notes(since="2026-10-03", until="2026-10-03")] == [
+            "Memory/Alpha.md",
+            "Memory/Boiler.md",
+        ]
+    finally:
+        ws.close()
+
+
 def test_memory_query_has_each_retrieval_path(api: AgentApi) -> None:
     assert [f.path for f in api.memory_query("exact", "Ingrid")] == ["People/Ingrid Olsen.md"]
     assert api.memory_query("exact", "nobody by that name") == []

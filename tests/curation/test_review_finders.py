@@ -65,6 +65,20 @@ def test_the_same_statement_with_another_value_is_a_changed_fact_newer_kept() ->
     assert kinds_of([old, new]) == [("changed_fact", (old.path, new.path))]
 
 
+def test_a_decision_that_changed_is_a_changed_fact_as_the_pipeline_writes_them() -> None:
+    text = "We decided to book the chalet in {} for the February ski week, paying the deposit by card."
+    old = note("Memory/decision/Chalet.md", text.format("Chamonix"), type="decision", created="2026-09-10")
+    new = note("Memory/decision/Chalet again.md", text.format("Morzine"), type="decision", created="2026-11-02")
+    assert kinds_of([old, new]) == [("changed_fact", (old.path, new.path))]
+    # Tasks say what is to be done, not what is so: two alike tasks are a duplicate or nothing, never a change.
+    task = "Ring the plumber about the boiler pressure on {} before the heating season starts."
+    tasks = [
+        note("Memory/task/Plumber.md", task.format("Monday"), type="task", created="2026-09-10"),
+        note("Memory/task/Plumber again.md", task.format("Friday"), type="task", created="2026-11-02"),
+    ]
+    assert [k for k, _ in kinds_of(tasks)] != ["changed_fact"]
+
+
 def test_property_values_and_short_notes_are_no_evidence() -> None:
     text = "The garden shed key hangs on the hook behind the kitchen door next to the spare torch."
     a = note("Memory/fact/Shed key.md", text, type="fact", created="2026-01-10")
@@ -123,11 +137,21 @@ def test_memory_notes_without_a_valid_type_get_the_type_their_folder_names() -> 
         note("Memory/Facts/Door code.md", "The door code is the year we moved in."),
         note("Memory/Inbox/Loose.md", "Something to file later about the car.", type="thing"),
         note("Memory/summary/Agent.md", "Summary.", type="summary"),
+        # The types the session pipeline writes are known types, in the memory folder too.
+        note("Memory/decision/Chalet.md", "We chose the chalet in Chamonix.", type="decision"),
+        note("Memory/task/Plumber.md", "Ring the plumber on Monday.", type="task"),
+        note("Memory/Inbox/Marmalade.md", "Seville oranges make the best marmalade.", type="preference"),
         note("Notes/Elsewhere.md", "Not in the memory folder."),
     ]
     queue = review_queue(ReviewInputs(notes={n.path: n for n in notes}), lambda t, s: None, NOW)
     typed = {s.paths[0]: s.proposal.value for s in queue if s.kind == "missing_type"}
-    assert typed == {"Memory/Facts/Door code.md": "fact", "Memory/Inbox/Loose.md": "fact"}
+    assert typed == {
+        "Memory/Facts/Door code.md": "fact",
+        "Memory/Inbox/Loose.md": "fact",
+        "Memory/Inbox/Marmalade.md": "fact",
+    }
+    evidence = next(s.evidence for s in queue if s.paths == ("Memory/Inbox/Loose.md",))
+    assert "'thing', which is none of its types" in evidence[0] and "decision" in evidence[0]
 
 
 def test_only_use_that_faded_makes_a_note_stale() -> None:

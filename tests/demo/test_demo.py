@@ -226,3 +226,23 @@ def test_companion_demo_keeps_a_curated_demo_vault_unless_asked_to_reset(tmp_pat
     reset = run_companion("demo", *where, "--reset")
     assert reset.returncode == 0 and jsonlib.loads(reset.stdout)["kept"] is False
     assert "pinned: true" not in note.read_text(encoding="utf-8")
+
+
+def test_companion_demo_prints_the_policy_it_used(tmp_path: Path) -> None:
+    import json as jsonlib
+
+    from tests.helpers.cli import run_companion
+
+    root = tmp_path / "demo"
+    where = [str(root), "--no-tui", "--data-dir", str(tmp_path / "data")]
+    first = run_companion("demo", *where)
+    assert first.returncode == 0, first.stderr
+    assert "(policy: 3 per user and chat, 2 days)" in first.stdout  # the defaults
+    (root / ".companion" / "companion.yaml").write_text(
+        "retention:\n  hot_limit: 1\n  hot_window_days: 5\n", encoding="utf-8"
+    )
+    again = run_companion("demo", *where)
+    assert again.returncode == 0, again.stderr
+    assert "(policy: 1 per user and chat, 5 days)" in again.stdout
+    shown = jsonlib.loads(run_companion("demo", *where, "--json").stdout)
+    assert shown["policy"] == {"hot_limit": 1, "hot_window_days": 5}
