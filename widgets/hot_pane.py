@@ -26,7 +26,9 @@ class HotPane(KeyedTable):
     def on_mount(self) -> None:
         """Set up the columns."""
         self.cursor_type = "row"
-        self.add_columns("when", "who", "said", "")
+        # The mark comes first: after the message, which a narrow pane cuts, it was never in view.
+        self.add_column("", key="mark", width=3)
+        self.add_columns("when", "who", "said")
 
     def show(self, sessions: tuple[SessionSummary, ...], arrived: frozenset[str]) -> None:
         """Replace the rows (the cursor stays on its session); sessions in `arrived` just came into hot."""
@@ -35,7 +37,7 @@ class HotPane(KeyedTable):
             who = f"{s.user_id}/{s.chat_id}" if s.chat_id else s.user_id
             said = " ".join(s.user_msg.split())[:60]
             self.add_row(
-                f"{s.date[:10]} {s.time[:5]}", who, said, marked("new") if s.path in arrived else "", key=s.path
+                marked("new") if s.path in arrived else "", f"{s.date[:10]} {s.time[:5]}", who, said, key=s.path
             )
         self.border_title = f"Hot ({len(sessions)})"
         self.border_subtitle = "" if sessions else "no recent session"

@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from companion.recall.decay import AccessStats, Decay
-from companion.recall.results import RecallItem, relevance_text, score_text
+from companion.recall.results import RecallItem, final_text, relevance_text
 from companion.vault.parse import title_of
 from companion.vault.sessions import SessionSummary
 from widgets.keyed_table import KeyedTable, marked
@@ -21,10 +21,13 @@ ALL_COLUMNS = ("relevance", "final", "sim", "bm25", "decay", "accessed", "n", "t
 pane's edge instead of pushing them out of it."""
 DETAILS: dict[str, tuple[str, ...]] = {
     "narrow": ("relevance", "decay", "tier", "note"),
-    "medium": ("relevance", "final", "decay", "accessed", "tier", "note"),
+    "medium": ("relevance", "final", "decay", "tier", "note"),
     "wide": ALL_COLUMNS,
 }
 """Which columns each terminal width shows (see `detail_for`); the explain view (`e`) has every part of a score."""
+WIDTHS = {"relevance": 9, "final": 6, "sim": 4, "bm25": 6, "decay": 5, "accessed": 10, "n": 4, "type": 12, "tier": 6}
+"""Each score column's width, set from the start: a width measured from the first rows (done when the app is idle)
+cut a longer value that came later (a date under `accessed`, `<0.001` under `final`) until the next render."""
 NOTES_HINT = "/ search · Enter opens · ? every key"
 """The first keys, under a list that is not a recall (the first screen of a vault)."""
 NUMERIC = frozenset({"final", "relevance", "sim", "bm25", "decay", "n"})
@@ -117,7 +120,7 @@ class WarmPane(KeyedTable):
 
     def _add_columns(self) -> None:
         for name in self.columns_shown:
-            self.add_column(name, key=name)
+            self.add_column(name, key=name, width=WIDTHS.get(name))
 
     def action_sort_next(self) -> None:
         """Sort by the next column shown (after the last one, back to recall's order)."""
@@ -199,7 +202,7 @@ class WarmPane(KeyedTable):
                 (
                     item.path,
                     {
-                        "final": score_text(item.score) if e is not None else "-",
+                        "final": final_text(item),
                         "relevance": relevance_text(item),
                         "sim": f"{e.dense:.2f}" if e is not None else "",
                         "bm25": _bm25(e.lexical, e.words > 0) if e is not None else "",
@@ -305,9 +308,8 @@ _TIER_LABELS = {"temporal": "recent"}
 
 
 def _tier(tier: str, *, arrived: bool) -> str | Text:
-    """The tier cell: the tier's name, marked `new` (in colour) when the note was not in the list a moment ago."""
-    label = _TIER_LABELS.get(tier, tier)
-    return marked(f"new {label}") if arrived else label
+    """The tier cell: the tier's name, or `new` (in colour) when the note was not in the list a moment ago."""
+    return marked("new") if arrived else _TIER_LABELS.get(tier, tier)
 
 
 def _same_name(heading: str, path: str) -> bool:

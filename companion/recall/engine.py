@@ -30,6 +30,7 @@ from companion.recall.fusion import NO_EVIDENCE, FusionModel, default_model
 from companion.recall.recap import latest_first, list_period, period_first, recap_period, topic_of
 from companion.recall.results import (
     BOOST_LOG_ODDS,
+    ODDS_POWER,
     SUPERSEDED_FACTOR,
     Explanation,
     Located,
@@ -539,8 +540,6 @@ class Recall:
 
 WEIGHTED_FLOOR = 0.1
 """The relevance floor of the weighted sum (its relevance is not a probability)."""
-ODDS_POWER = 6.0
-"""The power the learned relevance's odds are raised to before the decay multiplies them (see `relative_odds`)."""
 
 
 def log_odds(logit: float, boost: float) -> float:

@@ -263,6 +263,24 @@ class Located:
     """The matching passage, on one line, shortened."""
 
 
+ODDS_POWER = 6.0
+"""The power the learned fusion's odds against the best candidate's are raised to in the final score (see
+`companion.recall.engine.relative_odds`)."""
+
+
+def final_text(item: RecallItem) -> str:
+    """The final score as a list shows it, on a scale a person can read beside the relevance: with the learned fusion
+    its `ODDS_POWER`-th root (the odds against the first result's, times the decay's root), since the score itself
+    puts all but the first below 0.001; the weighted sum's as it is. `-` for a note listed by time and not scored.
+    The order is the score's either way; `explain` gives the score itself."""
+    e = item.explanation
+    if e is None:
+        return "-"
+    if e.raw is None:
+        return score_text(item.score)
+    return f"{item.score ** (1.0 / ODDS_POWER):.3f}"
+
+
 def score_text(score: float) -> str:
     """A final score for a person: three decimals, `<0.001` below them (relative odds to the sixth fall that far)."""
     return f"{score:.3f}" if score >= 0.001 else "<0.001"

@@ -25,7 +25,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, HelpPanel, Input, Static
+from textual.widgets import Footer, Header, Input, Static
 
 from companion.config import load_config
 from companion.configedit import changed_keys, save_section
@@ -37,6 +37,7 @@ from companion.retention import RetentionPolicy
 from companion.review.session import Review
 from companion.tui.curation import CurationFlow
 from companion.tui.indexing import IndexKeeper
+from companion.tui.keys import KeysScreen, key_sections
 from companion.tui.messages import (
     AccessRecorded,
     Curated,
@@ -98,8 +99,6 @@ class CompanionApp(App[int]):
         Binding("n", "focus_pane('note')", "note", show=False),
         Binding("p", "focus_pane('knobs')", "policy", show=False),
         Binding("g", "focus_pane('graph')", "graph", show=False),
-        # The key help closes like every other panel of the app.
-        Binding("escape", "hide_help_panel", "close help", show=False),
     ]
 
     # (title, help, action) for Textual's command palette (ctrl+p); every curation is reachable there too.
@@ -208,11 +207,9 @@ class CompanionApp(App[int]):
         return action != "other_side" or self.has_class("-narrow")
 
     def action_keys(self) -> None:
-        """Show the key help beside the screen (the app's keys and the focused pane's), or hide it."""
-        if self.screen.query(HelpPanel):
-            self.action_hide_help_panel()
-        else:
-            self.action_show_help_panel()
+        """Show the key help over the app: its own keys first, then the focused pane's, then moving around."""
+        if not isinstance(self.screen, KeysScreen):
+            self.push_screen(KeysScreen(key_sections(self, self.focused)))
 
     def on_policy_knobs_knob_highlighted(self, event: PolicyKnobs.KnobHighlighted) -> None:
         """Say what the highlighted knob does and the values it takes."""

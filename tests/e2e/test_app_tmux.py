@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -116,6 +117,15 @@ def test_the_app_in_a_small_tmux_terminal(demo: Path, terminal: Callable[..., Te
     term.wait(r"access_resistance\s+0\.008")  # a knob's value is not cut to 0.00
     term.keys("z", pause=0.4)
     term.keys("w", pause=0.4)  # back to the lists
+    term.wait(r"Warm: 'ski trip budget'")
+    # The key help's first screen is the app's own keys, not a table's page-left and copy.
+    term.keys("?", pause=0.4)
+    term.wait(r"The app")
+    first = term.screen()
+    for key, does in (("/", "search"), ("e", "explain"), ("u", "undo"), ("m", "merge"), ("r", "the review queue")):
+        assert re.search(rf"│ {re.escape(key)}\s+{does}", first), (key, first)
+    assert "Moving around" not in first and "Page up" not in first
+    term.keys("Escape", pause=0.4)
     term.wait(r"Warm: 'ski trip budget'")
     term.keys("C-q", pause=0.4)
     deadline = time.monotonic() + 20

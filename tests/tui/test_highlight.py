@@ -83,7 +83,7 @@ def test_a_sort_keeps_the_highlight_the_note_view_and_the_pin_on_the_same_note(w
         await settle(pilot)
         before = warm.current_key()
         assert before is not None and shown(app) == before
-        await pilot.press(*"ssssss")  # by the note's name, largest first: the rows move under the cursor
+        await pilot.press(*"sssss")  # by the note's name, largest first: the rows move under the cursor
         await settle(pilot)
         assert warm.sort_column == "note"
         assert warm.current_key() == before and shown(app) == before
