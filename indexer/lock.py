@@ -109,6 +109,17 @@ class WriterLock:
         )
         return f"pid {info.get('pid', '?')} (`{info.get('purpose', 'companion')}`, since {when})"
 
+    def holder_short(self) -> str:
+        """`pid N since HH:MM` (the day too when it is not today): who holds the lock, for a status line."""
+        info = self.holder() or {}
+        since = info.get("since")
+        if not isinstance(since, int | float):
+            return f"pid {info.get('pid', '?')}"
+        moment = time.localtime(float(since))
+        today = time.localtime()
+        shown = "%H:%M" if moment[:3] == today[:3] else "%Y-%m-%d %H:%M"
+        return f"pid {info.get('pid', '?')} since {time.strftime(shown, moment)}"
+
     def _held_message(self) -> str:
         return (
             f"The index in {self.path.parent} is already being written by {self.holder_summary()}. "

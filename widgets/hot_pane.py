@@ -12,7 +12,7 @@ class HotPane(KeyedTable):
     """A table of hot sessions; posts `HotPane.SessionSelected` as the cursor moves."""
 
     DEFAULT_CSS = """
-    HotPane { height: 1fr; }
+    HotPane { height: 1fr; overflow-x: hidden; }
     """
 
     class SessionSelected(Message):

@@ -98,7 +98,9 @@ class KeyedTable(DataTable[str | Text]):
     def _report(self) -> None:
         """Tell the screen which note is highlighted, while the user is in this table."""
         key = self.current_key()
-        if self.has_focus and key is not None:
+        # The screen's focus, not `has_focus`: a browser tab opened in the background has the app without focus,
+        # and the highlighted row must still show in the note pane.
+        if self.is_attached and self.screen.focused is self and key is not None:
             self.post_message(self.selected(key))
 
     def _found(self) -> bool:

@@ -25,7 +25,7 @@ DETAILS: dict[str, tuple[str, ...]] = {
     "wide": ALL_COLUMNS,
 }
 """Which columns each terminal width shows (see `detail_for`); the explain view (`e`) has every part of a score."""
-WIDTHS = {"relevance": 9, "final": 6, "sim": 4, "bm25": 6, "decay": 5, "accessed": 10, "n": 4, "type": 12, "tier": 6}
+WIDTHS = {"relevance": 9, "final": 6, "sim": 5, "bm25": 6, "decay": 5, "accessed": 10, "n": 4, "type": 12, "tier": 6}
 """Each score column's width, set from the start: a width measured from the first rows (done when the app is idle)
 cut a longer value that came later (a date under `accessed`, `<0.001` under `final`) until the next render."""
 NOTES_HINT = "/ search · Enter opens · ? every key"
@@ -36,7 +36,7 @@ NUMERIC = frozenset({"final", "relevance", "sim", "bm25", "decay", "n"})
 
 def detail_for(width: int) -> str:
     """The warm pane's layout for a terminal `width` columns wide: from 80 columns the relevance, the decay and the
-    tier; from 110 (where both sides show) the final score and the last access too; from 160 every part of the
+    tier; from 110 (where both sides show) the final score too; from 160 the last access and every part of the
     score."""
     if width >= 160:
         return "wide"
@@ -56,7 +56,7 @@ class WarmPane(KeyedTable):
     ]
 
     DEFAULT_CSS = """
-    WarmPane { height: 1fr; }
+    WarmPane { height: 1fr; overflow-x: hidden; }
     """
 
     class NoteSelected(Message):

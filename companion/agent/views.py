@@ -143,7 +143,7 @@ class Listed:
     """Frontmatter `type`."""
     date: str | None
     """The note's day (its `date`, else `created`, else a date its title starts with), with the time when it has one
-    (`2026-10-01T09:30`)."""
+    (`2026-10-01T09:30`, in local time: a time with an offset is converted)."""
     tags: tuple[str, ...]
     """The `tags` property."""
 

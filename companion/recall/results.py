@@ -135,7 +135,9 @@ class Explanation:
             )
         superseded = f" x {SUPERSEDED_FACTOR} (superseded)" if self.superseded_by else ""
         if self.raw is not None:
-            out.append(f"final {self.final:.4g} = (odds / best odds)⁶ {self.raw:.4g} x decay {d.value:.3f}{superseded}")
+            out.append(
+                f"final {self.final:.4g} = (odds / best odds)^6 {self.raw:.4g} x decay {d.value:.3f}{superseded}"
+            )
         else:
             out.append(f"final {self.final:.4f}")
         return out

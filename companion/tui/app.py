@@ -105,7 +105,7 @@ class CompanionApp(App[int]):
     PALETTE: ClassVar[tuple[tuple[str, str, str], ...]] = (
         ("Pin or unpin the note", "pinned notes keep their full score whatever their age (*)", "pin"),
         ("Set the note's tags", "replace the tags property (t)", "retag"),
-        ("Set the note's type", "fact, preference, decision, conversation... (y)", "retype"),
+        ("Set the note's type", "fact, entity, decision, task... (y)", "retype"),
         ("Merge the note into another", "append its text, rewrite links to it, trash it (m)", "merge"),
         ("Archive the note", "move it to the archive folder, out of recall (a)", "archive"),
         ("Delete the note", "to Obsidian's .trash/ unless the vault says otherwise (d)", "delete"),
@@ -167,7 +167,8 @@ class CompanionApp(App[int]):
 
     def compose(self) -> ComposeResult:
         """Search box on top, hot and warm panes on the left, note view and knobs on the right."""
-        yield Header()
+        # A glyph every terminal font and the browser's have (Textual's own icon shows as a missing-glyph box there).
+        yield Header(icon="●")
         yield Input(
             placeholder="search what the agent remembers (empty: what left hot, or the notes changed last)", id="search"
         )
@@ -480,7 +481,12 @@ class CompanionApp(App[int]):
         arrived = hot_now - self._hot_paths if self._hot_paths else frozenset()
         left = self._hot_paths - hot_now
         self._hot_paths = hot_now
-        self.query_one(HotPane).show(context.sessions, arrived)
+        hot = self.query_one(HotPane)
+        hot.show(context.sessions, arrived)
+        if self._shown_path is None and self.focused is None and (first := hot.current_key()) is not None:
+            # No pane has the focus yet (a browser tab opened in the background): the note view shows the
+            # highlighted session rather than a placeholder beside it.
+            self._select(first)
         warm = self.query_one(WarmPane)
         if query.strip():
             shown = context.shown(len(context.results))
@@ -583,7 +589,9 @@ class CompanionApp(App[int]):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """Textual's own commands, then every action of the app (ctrl+p)."""
-        yield from super().get_system_commands(screen)
+        # Textual's own key panel is replaced by the app's key help (`?`, and "Keys" below).
+        yield from (c for c in super().get_system_commands(screen) if c.title != "Keys")
+        yield SystemCommand("Keys", "every key the app answers to, its own first (?)", self.action_keys)
         if isinstance(screen, ReviewScreen):
             return  # the app's actions act on the note of the main screen, which the review covers
         for title, help_text, action in self.PALETTE:

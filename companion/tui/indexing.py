@@ -100,7 +100,8 @@ class IndexKeeper:
                     self._index_and_watch()
                 return
             except IndexLockedError:
-                who = WriterLock(self.workspace.data_dir).holder_summary()
+                # Short: the status line is one line at 120 columns (the holder's command line is in `doctor`).
+                who = WriterLock(self.workspace.data_dir).holder_short()
                 self._post(IndexStatus(mode=f"attached to {who}: it writes the index, the app follows"))
                 self._follow(until_lock_free=True)
             except _Stopped:

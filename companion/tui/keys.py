@@ -17,7 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 Section = tuple[str, tuple[tuple[str, str], ...]]
 """A heading and its (key, what it does) lines."""
@@ -44,6 +44,8 @@ SAYS: dict[str, str] = {
     "focus_pane('knobs')": "go to the policy knobs",
     "focus_pane('graph')": "go to the wikilink graph",
     "select_cursor": "open the highlighted row",
+    "quit": "quit the app",
+    "help_quit": "say how to quit",
 }
 """What the app's own keys do, said more fully than the footer has room for."""
 PANES = {
@@ -63,7 +65,13 @@ def key_sections(app: App[Any], focused: Widget | None) -> list[Section]:
     focused pane's own, then the keys Textual gives that pane for moving around. A key is listed once, where it
     first applies (the pane's own `end` over the table's, the table's cursor over the scrolling under it)."""
     taken: set[str] = set()
-    sections: list[Section] = [("The app", _lines(app, [type(app)], app, taken))]
+    if isinstance(focused, Input):
+        # The search box takes letters as text: the app's letter keys do nothing there, so they are not listed.
+        taken.update(chr(c) for c in range(32, 127))
+        taken.update(("question_mark", "slash", "asterisk", "plus", "minus"))
+    apps = [c for c in type(app).__mro__ if issubclass(c, App)]
+    palette = (Binding(app.COMMAND_PALETTE_BINDING, "command_palette", "every command, by name"),)
+    sections: list[Section] = [("The app", _lines(app, apps, app, taken, palette))]
     if focused is not None:
         mro = type(focused).__mro__
         own = [c for c in mro if c.__module__.startswith(_OWN_MODULES)]
@@ -74,18 +82,20 @@ def key_sections(app: App[Any], focused: Widget | None) -> list[Section]:
     return [s for s in sections if s[1]]
 
 
-def _lines(app: App[Any], classes: list[type], node: Any, taken: set[str]) -> tuple[tuple[str, str], ...]:
-    """The (keys, description) of the bindings these classes declare that no earlier line took, one line per
-    action, in declared order."""
+def _lines(
+    app: App[Any], classes: list[type], node: Any, taken: set[str], extra: tuple[Binding, ...] = ()
+) -> tuple[tuple[str, str], ...]:
+    """The (keys, description) of the bindings these classes declare (and `extra`) that no earlier line took, one
+    line per action, in declared order."""
     keys: dict[str, list[str]] = {}
     said: dict[str, str] = {}
-    for cls in classes:
-        for binding in Binding.make_bindings(cls.__dict__.get("BINDINGS", ())):
-            if binding.key in taken or (node is app and app.check_action(binding.action, ()) is False):
-                continue
-            taken.add(binding.key)
-            keys.setdefault(binding.action, []).append(app.get_key_display(binding))
-            said.setdefault(binding.action, SAYS.get(binding.action, binding.description or binding.action))
+    declared = [b for cls in classes for b in Binding.make_bindings(cls.__dict__.get("BINDINGS", ()))]
+    for binding in [*declared, *extra]:
+        if binding.key in taken or (node is app and app.check_action(binding.action, ()) is False):
+            continue
+        taken.add(binding.key)
+        keys.setdefault(binding.action, []).append(app.get_key_display(binding))
+        said.setdefault(binding.action, SAYS.get(binding.action, binding.description or binding.action))
     return tuple((" ".join(dict.fromkeys(k)), said[action]) for action, k in keys.items())
 
 

@@ -13,7 +13,9 @@ NoteKind = Literal["session", "conversation", "memory", "note"]
 """What a note is to the companion: a session summary under `ops/sessions/`, a durable conversation note,
 a typed memory note, or any other note."""
 
-MEMORY_TYPES = frozenset({"fact", "entity", "experience", "belief", "reflection", "recipe"})
+MEMORY_TYPE_NAMES = ("fact", "entity", "experience", "belief", "reflection", "recipe")
+"""The types of memory notes, in the order they are offered (`remember`'s choices)."""
+MEMORY_TYPES = frozenset(MEMORY_TYPE_NAMES)
 """The typed memory notes (`type:` in frontmatter), as `remember` writes them."""
 PIPELINE_TYPES = frozenset({"decision", "task", "summary", "history"})
 """The types of the notes the session pipeline writes: extracted decisions and tasks, summaries, history notes."""
@@ -23,7 +25,7 @@ say different things make a changed fact."""
 KNOWN_TYPES = MEMORY_TYPES | PIPELINE_TYPES | {"conversation"}
 """Every type the companion writes or offers: a note in the memory folder with another type (or none) is pointed
 out for a type to be set."""
-OFFERED_TYPES = (*sorted(MEMORY_TYPES), *sorted(KNOWN_TYPES - MEMORY_TYPES))
+OFFERED_TYPES = (*MEMORY_TYPE_NAMES, *sorted(KNOWN_TYPES - MEMORY_TYPES))
 """The known types as a person is offered them: the memory types first, then the others."""
 
 

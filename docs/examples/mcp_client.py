@@ -21,6 +21,7 @@ import httpx2  # the HTTP client the MCP SDK itself uses
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 
 async def ask(client: Client, question: str) -> None:
@@ -39,6 +40,7 @@ async def ask(client: Client, question: str) -> None:
 
 
 async def main() -> None:
+    """Read the command line, connect over the transport it names, and ask."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("vault")
     parser.add_argument("question")
@@ -46,6 +48,8 @@ async def main() -> None:
     parser.add_argument("--token", help="its bearer token (`companion mcp --show-token`)")
     parser.add_argument("--companion", default="companion", help="the companion program, for stdio")
     args = parser.parse_args()
+    if args.http and not args.token:
+        parser.error("--http needs --token (companion mcp --show-token prints it)")
     if args.http:
         # The token travels as an HTTP header, set on an HTTP client handed to the SDK's transport.
         headers = {"Authorization": f"Bearer {args.token}"}
@@ -61,4 +65,10 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    except* MCPError as refused:  # the SDK raises inside a task group, so the error comes in a group
+        first = refused.exceptions[0]
+        raise SystemExit(
+            f"The server refused: {first} (over HTTP: is the token right? `companion mcp --show-token`)"
+        ) from None

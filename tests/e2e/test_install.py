@@ -11,7 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
+
+from companion.embedding.weights import index_url
 
 pytestmark = pytest.mark.install
 
@@ -24,6 +27,16 @@ def _run(command: list[str], env: dict[str, str], timeout: float = 900) -> subpr
         f"{command[:3]} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     )
     return done
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _index_reachable() -> None:
+    """These tests install from the package index: on a machine without it they are skipped, and say why."""
+    index = index_url()
+    try:
+        httpx.get(f"{index}/pip/", timeout=20, follow_redirects=True).raise_for_status()
+    except httpx.HTTPError as exc:
+        pytest.skip(f"the package index at {index} is not reachable ({exc})")
 
 
 @pytest.fixture(scope="module")

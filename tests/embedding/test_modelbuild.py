@@ -21,7 +21,7 @@ from companion.embedding.modelbuild import (
 )
 from companion.errors import ModelError
 
-FIX = "run `companion setup`"
+FIX = "companion setup"
 
 
 def _write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int], bytes]]) -> None:

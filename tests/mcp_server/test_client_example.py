@@ -54,4 +54,5 @@ def test_the_example_asks_over_http_with_the_token(tmp_path: Path) -> None:
             timeout=WAIT_S * 4,
             check=False,
         )
-        assert refused.returncode != 0
+        assert refused.returncode == 1 and "is the token right?" in refused.stderr  # a message, not a traceback
+        assert "Traceback" not in refused.stderr

@@ -181,6 +181,8 @@ def test_every_score_is_explained_and_adds_up(indexed: Workspace) -> None:
         assert e.words == 0
         z = default_model().bias + sum(value for _, value in e.fusion)
         assert e.relevance == pytest.approx(1 / (1 + math.exp(-z)))
+        # Written with characters every terminal and browser font has (no superscript).
+        assert any(line.startswith("final ") and "(odds / best odds)^6" in line for line in e.lines())
     scores = [i.score for i in context.results]
     assert scores == sorted(scores, reverse=True)
 

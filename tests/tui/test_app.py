@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Header, Input
 
 from companion.config import load_config
 from companion.tui.app import CompanionApp
@@ -56,6 +57,21 @@ def test_first_screen_shows_the_hot_tier_and_the_index_state(ws: Workspace) -> N
         warm = app.query_one(WarmPane)
         assert "nothing pushed out of hot" in str(warm.border_title)
         assert {str(key.value) for key in warm.rows} == {"Memory/Chalet Les Praz.md", "Projects/Kitchen.md"}
+
+    run(app, steps)
+
+
+def test_with_no_pane_in_focus_the_note_shows_the_highlighted_session_not_a_placeholder(ws: Workspace) -> None:
+    # A browser tab opened in the background starts the app with no focus: the note beside the highlighted hot row
+    # is that session, as in a terminal.
+    app = CompanionApp(ws, as_of=NOW)
+    app.AUTO_FOCUS = None
+
+    async def steps(pilot: Pilot[Any]) -> None:
+        hot = app.query_one(HotPane)
+        await until(pilot, lambda: app.query_one("#note").border_title == hot.current_key(), "the session shown")
+        assert app.focused is None
+        assert str(app.query_one(Header).icon) == "●"  # a glyph the browser's fonts have
 
     run(app, steps)
 
@@ -358,7 +374,8 @@ def test_beside_a_running_indexer_the_app_attaches_then_takes_over(ws: Workspace
     async def steps(pilot: Pilot[Any]) -> None:
         status = app.query_one(StatusLine)
         await until(pilot, lambda: status.mode.startswith("attached to pid"), "attached mode")
-        assert "`companion index --watch`" in status.mode
+        # Who, and since when, short enough for the status line at 120 columns (`doctor` gives the command).
+        assert re.fullmatch(r"attached to pid \d+ since \d\d:\d\d: it writes the index, the app follows", status.mode)
         assert status.state.startswith("following")
         other.release()
         await until(pilot, lambda: status.mode == "indexer in the app", "taking over")
@@ -802,6 +819,13 @@ def test_question_mark_and_f1_open_the_key_help_with_the_apps_own_keys_first(ws:
         every = [key for _, lines in screen.sections for key, _ in lines]
         assert len(every) == len(set(every)), every  # a key is listed once, where it first applies
         assert "Cursor up" in screen.text() and "Scroll Up" not in screen.text()
+        assert app_keys["^q"] == "quit the app" and app_keys["^p"] == "every command, by name"
+        await pilot.press("escape", "slash")
+        await settle(pilot)
+        await pilot.press("f1")  # in the search box, letters are text: the app's letter keys are not listed
+        await settle(pilot)
+        typing = dict(app.screen.sections[0][1])  # type: ignore[attr-defined]
+        assert "m" not in typing and "^q" in typing and "f1" in typing
 
     run(app, steps)
 
