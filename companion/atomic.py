@@ -15,7 +15,9 @@ import contextlib
 import errno
 import os
 import secrets
+import shutil
 import stat
+import tempfile
 import unicodedata
 from collections.abc import Callable, Container
 from pathlib import Path
@@ -277,6 +279,21 @@ def unused_path(first: Path, numbered: Callable[[int], Path], taken: Container[P
         n += 1
         candidate = numbered(n)
     return candidate
+
+
+def replace_folder(work: Path, dest: Path) -> None:
+    """Put the finished folder `work` at `dest`, whole: an older `dest` is moved aside first and removed after, so a
+    reader finds the old folder, the new one, or (for a moment) none, never half of either. Raises OSError when the
+    rename fails (another process put its own `dest` there meanwhile, say)."""
+    old: Path | None = None
+    if dest.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old-", dir=dest.parent))
+        os.replace(dest, old / dest.name)
+    try:
+        os.rename(work, dest)
+    finally:
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def remove_durably(path: Path) -> None:

@@ -14,7 +14,6 @@ import importlib.metadata
 import json
 import logging
 import math
-import os
 import shutil
 import struct
 import sys
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from companion.atomic import replace_folder
 from companion.embedding.weights import E5_WHEEL, MINILM_WHEEL, REFETCH_HINT, SETUP_HINT, sha256_of
 from companion.errors import ModelError
 from companion.locations import models_dir
@@ -313,19 +313,12 @@ def build_int8(dest: Path, float_dir: Path, model_id: str = INT8_MODEL_ID) -> Pa
 
 
 def _swap_into_place(work: Path, dest: Path, model_id: str = MODEL_ID) -> None:
-    old: Path | None = None
-    if dest.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old-", dir=dest.parent))
-        os.replace(dest, old / dest.name)
     try:
-        os.rename(work, dest)
+        replace_folder(work, dest)
     except OSError:
         # Another process finished its own build first; theirs is as good as ours.
         if not is_complete(dest, model_id):
             raise
-    finally:
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
 
 
 def ensure_model(root: Path | None = None, model_id: str = MODEL_ID) -> Path:

