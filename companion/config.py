@@ -95,10 +95,13 @@ class EmbeddingConfig:
     OpenAI-compatible endpoint), or `hash` (a fast word-hashing embedder with no semantics, for tests and benchmarks
     only)."""
     model: str | None = None
-    """The model: for `minilm`, `all-MiniLM-L6-v2` (the default, English), `all-MiniLM-L6-v2-int8` (the same with
-    int8 matrix products, about 1.6x faster on a CPU), `multilingual-e5-small` (about 100 languages: a question in
-    English finds a note in Spanish and the reverse; 12 layers, so slower to index) or `multilingual-e5-small-int8`;
-    for `openai`, the server's model name.
+    """The model: for `minilm`, null or `auto` (the default) chooses by the vault's languages:
+    `multilingual-e5-small` when a tenth of its notes or more are in another language than English (and its weights
+    are installed), else `all-MiniLM-L6-v2`; a vault embedded with the multilingual model keeps it. Or name one:
+    `all-MiniLM-L6-v2` (English), `all-MiniLM-L6-v2-int8` (the same with int8 matrix products, about 1.6x faster on
+    a CPU), `multilingual-e5-small` (about 100 languages: a question in English finds a note in Spanish and the
+    reverse; 12 layers, so about twice as slow to index) or `multilingual-e5-small-int8`; for `openai`, the
+    server's model name.
     Changing it embeds every note again at the next `companion index` (the words index is kept and searched meanwhile):
     an index never mixes two models' vectors."""
     url: str | None = None
@@ -132,7 +135,7 @@ class RecallConfig:
     holds (0.75 down to 0.3 with the defaults); 0 keeps `dense_weight` for every question."""
     unspaced_dense_weight: float = 0.2
     """The most the dense share may be for a question written mostly in an unspaced script (Chinese, Japanese, Thai,
-    Khmer...): the default model, all-MiniLM-L6-v2, was trained on English, so its similarities there are noise and
+    Khmer...): the English model, all-MiniLM-L6-v2, was trained on English, so its similarities there are noise and
     BM25 over character pairs leads. 1 lifts the cap (for a multilingual embedding model)."""
     dense_span: float = 0.3
     """Cosine similarity below the best candidate's at which the dense side scales to 0 (each candidate's is scaled

@@ -42,6 +42,11 @@ class ModelError(CompanionError):
     exit_code = 3
 
 
+class StaleModelError(ModelError):
+    """This process embeds with a model the index no longer holds (the config or the vault's languages moved it
+    since the process started): a restart picks the index's."""
+
+
 class StoreError(CompanionError):
     """The index store (Chroma or the lexical index) is unreachable, locked or corrupt."""
 

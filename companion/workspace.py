@@ -15,8 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from companion.config import CompanionConfig, load_config
-from companion.embedding.providers import Embedder, embedder_from_config, model_id_of, reads_every_language
-from companion.errors import ConfigError, IndexLockedError, ModelError, StoreError
+from companion.embedding.providers import (
+    Embedder,
+    chooses_model,
+    embedder_from_config,
+    model_id_of,
+    reads_every_language,
+)
+from companion.errors import ConfigError, IndexLockedError, ModelError, StaleModelError, StoreError
 from companion.locations import DataPaths, keep_private, private_file, private_folder, vault_data_dir
 from companion.recall.access import AccessLog
 from companion.recall.engine import Recall
@@ -25,6 +31,7 @@ from companion.vault.discovery import VaultLocation, locate_vault
 from companion.vault.reader import ObsidianVault
 from indexer.chunking import CHUNKER_VERSION, Chunker
 from indexer.manifest import Manifest
+from indexer.model_choice import ModelChoice, model_in_use, wanted_model
 from indexer.owner import WAIT_FOR_SHORT_S, SharedStore, StoreOwner
 from indexer.repair import Mended, mend
 from indexer.report import IndexReport
@@ -56,6 +63,7 @@ class Workspace:
     _vault: ObsidianVault | None = field(default=None, repr=False)
     _manifest: Manifest | None = field(default=None, repr=False)
     _embedder: Embedder | None = field(default=None, repr=False)
+    _choice: ModelChoice | None = field(default=None, repr=False)
     _store: VectorStore | SharedStore | None = field(default=None, repr=False)
     _owner: StoreOwner | None = field(default=None, repr=False)
     _fresh_store: bool = field(default=False, repr=False)  # the vectors were dropped on purpose: a new store is due
@@ -126,7 +134,9 @@ class Workspace:
                 self._embedder = self.embedder_override
             else:
                 emb = self.config.embedding
-                self._embedder = embedder_from_config(emb.provider, emb.model, emb.url, emb.api_key_env)
+                choice = self.model_choice()
+                model = choice.model_id if choice is not None else emb.model
+                self._embedder = embedder_from_config(emb.provider, model, emb.url, emb.api_key_env)
         return self._embedder
 
     def store(self, *, rebuild: bool = False) -> VectorStore | SharedStore:
@@ -213,14 +223,19 @@ class Workspace:
         """A chunker that counts tokens with the model's own tokenizer."""
         return Chunker(self.embedder().count_tokens)
 
-    def indexer(self, *, rebuild: bool = False, own_connections: bool = False) -> Indexer:
+    def indexer(self, *, rebuild: bool = False, own_connections: bool = False, move_model: bool = False) -> Indexer:
         """The indexer; with `rebuild`, or when the chunker changed since the last build, it starts empty.
+        `move_model` lets it move the vault to the model its languages want (see `follow_model`).
 
         With `own_connections` it gets its own manifest connection, vault reader and access log, so it can run in
         a thread beside readers of this workspace (SQLite lets one writer and many readers share the file, not
         one connection); the caller closes `indexer.manifest` when done.
         """
         if rebuild:
+            if self.model_choice() is not None and self._embedder is None:
+                # Every note is embedded anew: with the model the languages want, chosen before the index that
+                # says which one its vectors were made with is deleted.
+                self._choice = self._chosen(move=True)
             self._wipe()
         manifest = self.manifest
         built_by = manifest.get_meta("chunker")
@@ -240,7 +255,7 @@ class Workspace:
         if manifest.get_meta("redaction") != RULES_VERSION and manifest.note_count():
             manifest.reread()
         manifest.set_meta("redaction", RULES_VERSION)
-        self.follow_model()
+        self.follow_model(move=move_model)
         if own_connections:
             access = AccessLog(self._private(self.paths.access))
             vault = ObsidianVault(self.root, self.config)
@@ -254,24 +269,64 @@ class Workspace:
             return self.embedder_override.model_id
         if self._embedder is not None:
             return self._embedder.model_id
+        choice = self.model_choice()
+        if choice is not None:
+            return choice.model_id
         return model_id_of(self.config.embedding.provider, self.config.embedding.model)
 
-    def follow_model(self) -> None:
+    def model_choice(self) -> ModelChoice | None:
+        """The local model this process embeds with and why, when the config leaves it to the companion (the local
+        provider, no model named): the one the index's vectors were made with, else the one the vault's languages
+        want (see `indexer.model_choice`). None when the config names a model or a test gives the embedder. Chosen
+        once per process; `companion index` may move the vault to another (`follow_model`)."""
+        if self.embedder_override is not None or not chooses_model(self.config.embedding):
+            return None
+        choice = self._choice
+        if choice is None:
+            with self._opening:
+                if self._choice is None:
+                    self._choice = self._chosen(move=False)
+                choice = self._choice
+        return choice
+
+    def _chosen(self, *, move: bool) -> ModelChoice:
+        # A connection and a vault reader of its own: the app may first ask from its recall or its indexer thread.
+        manifest = Manifest(self.paths.manifest)
+        try:
+            decide = wanted_model if move else model_in_use
+            return decide(ObsidianVault(self.root, self.config), manifest, _made_with(manifest))
+        finally:
+            manifest.close()
+
+    def follow_model(self, *, move: bool = False) -> None:
         """When the configured model is not the one the vectors were made with, drop the vectors and embed every
         note again, keeping the words index: a cosine between two models' vectors means nothing, and a vault must
-        stay searchable by its words meanwhile (the caller holds the index for writing)."""
+        stay searchable by its words meanwhile (the caller holds the index for writing).
+
+        With `move`, a vault whose config leaves the model to the companion moves to the one its languages want,
+        provided this process has loaded no model yet (`companion index`); no other process ever moves it, since
+        every note is then embedded again."""
         manifest = self.manifest
+        made_with = _made_with(manifest)
+        moving = False
+        if move and made_with is not None and self.model_choice() is not None and self._embedder is None:
+            wanted = self._chosen(move=True)
+            if wanted.model_id != made_with:
+                self._choice, moving = wanted, True
         configured = self.configured_model_id()
-        made_with = manifest.get_meta("vectors_model") or manifest.get_meta("title_model")
         if made_with is not None and made_with != configured and manifest.note_count():
-            if self.embedder_override is None:
+            if self.embedder_override is None and not moving:
                 on_disk = load_config(self.root).embedding
-                if model_id_of(on_disk.provider, on_disk.model) != configured:
-                    # A process started before the config changed (the app, an MCP server) must not undo the
-                    # change: the one that reads the new config makes it.
-                    raise ModelError(
-                        f"This process was started with the embedding model {configured}, and the config now names "
-                        f"another: restart it to use the index ({made_with})."
+                # With the choice left to the companion, the index says which model is in use.
+                now = self._chosen(move=False).model_id if chooses_model(on_disk) else None
+                if now is None:
+                    now = model_id_of(on_disk.provider, on_disk.model)
+                if now != configured:
+                    # A process started before the config or the vault's model changed (the app, an MCP server)
+                    # must not undo the change: the one that reads the new state makes it.
+                    raise StaleModelError(
+                        f"This process was started with the embedding model {configured}, and the vault now uses "
+                        f"{now}: restart it to use the index ({made_with})."
                     )
             # Loaded (and so checked) before anything is dropped: a misspelt model or missing weights cost nothing.
             if self.embedder().model_id != configured:
@@ -299,16 +354,16 @@ class Workspace:
             self._store = None
         self.reset_vectors()
 
-    def mend(self, *, full: bool = False) -> Mended:
+    def mend(self, *, full: bool = False, move_model: bool = False) -> Mended:
         """Mend a damaged index before a sync (see `indexer.repair.mend`; `full` compares every id, not only the
-        counts); the caller holds it for writing."""
+        counts; `move_model` as `follow_model`'s `move`); the caller holds it for writing."""
 
         def let_go_of_access() -> None:  # a damaged access store is moved aside: no connection may stay on it
             if self._access is not None:
                 self._access.close()
                 self._access = None
 
-        self.follow_model()  # a store of another model's vectors is no damage to mend
+        self.follow_model(move=move_model)  # a store of another model's vectors is no damage to mend
         return mend(
             self.paths,
             self.manifest,
@@ -371,7 +426,9 @@ class Workspace:
                 if on_start is not None:
                     on_start()
                 return self.indexer().sync(progress=progress, reading=reading, embed_for_s=embed_for_s)
-        except IndexLockedError:
+        except (IndexLockedError, StaleModelError):
+            # Another process writes, or moved the vault to another model: answer from what the index holds (the
+            # meaning side says why it is unavailable until this process restarts).
             return None
 
     def close(self) -> None:
@@ -391,6 +448,11 @@ class Workspace:
             self._access.close()
             self._access = None
         self._searcher = None
+
+
+def _made_with(manifest: Manifest) -> str | None:
+    """The model the index's vectors were made with (None for an index with none yet)."""
+    return manifest.get_meta("vectors_model") or manifest.get_meta("title_model")
 
 
 def _lists_chunks(manifest: Path) -> bool:

@@ -198,6 +198,14 @@ LANGUAGE_RULE = "2"
 text in Danish or Polish could pass for English) guesses its notes' languages again at its next sync."""
 OPENING_CHARS = 400
 """How much of a note's indexed text (after its title) `openings` gives, and a note's language is guessed from."""
+
+
+def opening_language(title: str, body: str) -> str:
+    """A note's language, guessed from its title and the start of its indexed text: what `openings` gives, so it
+    equals the guess recall would make from it."""
+    return language_of(f"{segment(title)} {segment(body)[:OPENING_CHARS]}")
+
+
 TITLE_VECTOR_DTYPE = "float16"
 """How a title's vector is stored: half precision moves a cosine by about 0.001 and halves the space."""
 
@@ -626,6 +634,11 @@ class Manifest:
         )
         return [str(path) for (path,) in rows]
 
+    def language_counts(self) -> dict[str, int]:
+        """How many notes of the index are in each language, as `opening_language` guessed it."""
+        rows = self._db.execute("SELECT language, COUNT(*) FROM notes WHERE language IS NOT NULL GROUP BY language")
+        return {str(language): int(count) for language, count in rows}
+
     def languages(self, paths: Sequence[str]) -> dict[str, str]:
         """Each note's language as `language_of` guessed it from its opening (notes of an older index that did not
         keep it are left out until its next sync)."""
@@ -832,8 +845,7 @@ class Manifest:
             record.fields_json,
             record.links_json,
             record.title.casefold(),
-            # Guessed from what `openings` gives, so it equals the guess recall would make from it.
-            language_of(f"{segment(record.title)} {segment(body)[:OPENING_CHARS]}"),
+            opening_language(record.title, body),
         )
         if row is None:
             cur = db.execute(

@@ -353,8 +353,9 @@ class RemoteStore:
         if hello["model_id"] != model_id or int(hello["dim"]) != dim:
             raise ModelError(
                 f"The index was built with the model {hello['model_id']!r} ({hello['dim']} dimensions), but "
-                f"{model_id!r} ({dim}) is configured. Configure that model again, or run "
-                "`companion index` to embed every note again with this one (the words index is kept)."
+                f"{model_id!r} ({dim}) is configured. Restart a process started before the change, configure that "
+                "model again, or run `companion index` to embed every note again with this one (the words index is "
+                "kept)."
             )
         self.model_id = model_id
         self.dim = dim

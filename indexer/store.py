@@ -187,8 +187,8 @@ class VectorStore:
             raise ModelError(
                 f"The index at {self.location} was built with the model {built_with!r} "
                 f"({meta.get('dim')} dimensions), but {model_id!r} ({dim}) is configured. "
-                "Configure that model again, or run `companion index` to embed every note again with this one "
-                "(the words index is kept)."
+                "Restart a process started before the change, configure that model again, or run `companion index` to "
+                "embed every note again with this one (the words index is kept)."
             )
         self.model_id = model_id
         self.dim = dim

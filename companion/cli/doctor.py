@@ -98,6 +98,9 @@ def diagnose(ws: Workspace) -> dict[str, Any]:
         report["healthy"] = False
         report["errors"] += words["problems"]
     try:
+        choice = ws.model_choice()  # before the model loads: a model that fails to load is still explained
+        if choice is not None:
+            report["model"].update(chosen_because=choice.reason, hint=choice.hint)
         embedder = ws.embedder()
         folder = getattr(embedder, "model_dir", None)
         report["model"].update({"id": embedder.model_id, "dim": embedder.dim, "path": str(folder) if folder else None})
@@ -264,6 +267,10 @@ def _print(report: dict[str, Any]) -> None:
     print(f"config    {cfg['path']}{'' if cfg['exists'] else ' (absent: defaults)'}")
     print(f"data      {report['data_dir']}")
     print(f"model     {model.get('id', '?')} ({model.get('dim', '?')} dims) from {model.get('path') or model['cache']}")
+    if model.get("chosen_because"):
+        print(f"          chosen for this vault: {model['chosen_because']}")
+    if model.get("hint"):
+        print(f"          {model['hint']}")
     print(f"store     {store['kind']}")
     if "vectors" in store:
         print(

@@ -55,8 +55,8 @@ def run(args: argparse.Namespace) -> int:
     ws.long_lived = bool(args.watch)
     try:
         with ws.writing():
-            mended = None if args.rebuild else ws.mend(full=True)
-            indexer = ws.indexer(rebuild=args.rebuild)
+            mended = None if args.rebuild else ws.mend(full=True, move_model=True)
+            indexer = ws.indexer(rebuild=args.rebuild, move_model=True)
             if ws.model_change is not None and not args.json:
                 # Said before the work: a whole vault is embedded again, which can take a while.
                 print(model_change_line(ws.model_change), file=sys.stderr)
@@ -258,6 +258,7 @@ def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool
     # The notes indexed with a problem to fix (properties read line by line), then the vault's own problems.
     problems = report.problems + (ws.vault.problems if first else [])
     repaired = mended.actions if mended else []
+    choice = ws.model_choice() if first else None
     if as_json:
         print_json(
             {
@@ -275,6 +276,11 @@ def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool
                 "model_change": None
                 if ws.model_change is None
                 else {"from": ws.model_change[0], "to": ws.model_change[1]},
+                **(
+                    {}
+                    if choice is None
+                    else {"model": {"id": choice.model_id, "chosen_because": choice.reason, "hint": choice.hint}}
+                ),
             }
         )
         return
@@ -282,6 +288,10 @@ def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool
     print(f"vault   {ws.root}  ({ws.location.detail})", file=out)
     for line in repaired:
         print(f"repaired {line}", file=out)
+    if choice is not None:
+        print(f"model   {choice.model_id}, chosen for this vault: {choice.reason}", file=out)
+        if choice.hint:
+            print(f"hint    {choice.hint}", file=out)
     print(
         f"indexed {counted(report.notes_indexed, 'note')} ({report.notes_renamed} renamed, "
         f"{report.notes_unchanged} touched only), deleted {report.notes_deleted}, "

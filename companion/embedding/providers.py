@@ -349,10 +349,25 @@ class OpenAIEmbedder:
         return vectors
 
 
+AUTO = "auto"
+"""The `embedding.model` that leaves the local model to the companion, as leaving it out does."""
+
+
+def _local_model(model: str | None) -> str:
+    """The local model `model` names (the English one when it names none: the workspace resolves `auto` by the
+    vault's languages before it gets here); `ConfigError` for a name no local model has."""
+    if model in (None, "", AUTO):
+        return MODEL_ID
+    if model not in MODEL_IDS:
+        names = " or ".join((AUTO, *MODEL_IDS))
+        raise ConfigError(
+            f"embedding provider minilm runs {names} (auto: chosen by the vault's languages), not {model!r}."
+        )
+    return model
+
+
 def _minilm(model: str | None, url: str | None, api_key_env: str | None) -> Embedder:
-    if model not in (None, "", *MODEL_IDS):
-        raise ConfigError(f"embedding provider minilm runs {' or '.join(MODEL_IDS)}, not {model!r}.")
-    return MiniLMEmbedder(model_id=model or MODEL_ID)
+    return MiniLMEmbedder(model_id=_local_model(model))
 
 
 def _openai(model: str | None, url: str | None, api_key_env: str | None) -> Embedder:
@@ -384,15 +399,28 @@ def model_id_of(provider: str, model: str | None) -> str:
     """The `model_id` the embedder a config asks for will have, without loading it (to tell an index built with
     another model before anything is embedded)."""
     name = (provider or "minilm").strip().lower()
-    if name == "minilm" and model not in (None, "", *MODEL_IDS):
-        raise ConfigError(f"embedding provider minilm runs {' or '.join(MODEL_IDS)}, not {model!r}.")
     if name == "openai":
         return f"openai:{model}"
     if name == "hash":
         from companion.embedding.hashing import HashEmbedder
 
         return HashEmbedder.model_id
-    return model or MODEL_ID
+    return _local_model(model)
+
+
+class _EmbeddingSettings(Protocol):
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+
+def chooses_model(settings: _EmbeddingSettings) -> bool:
+    """Whether these embedding settings leave the local model to the companion (the local provider, no model named
+    or `auto`): it then picks the English or the multilingual one by the vault's languages."""
+    name = (settings.provider or "minilm").strip().lower()
+    return name == "minilm" and settings.model in (None, "", AUTO)
 
 
 def reads_every_language(model_id: str) -> bool:

@@ -120,7 +120,7 @@ DEFAULT_SPAN = 0.3
 NO_EVIDENCE = tuple(1.0 if name == "dense_missing" else 0.0 for name in FEATURES)
 """The features of a note found by no search, only through a link from a candidate."""
 CLEAR_COSINE = 0.6
-"""A best cosine at or above this is a clear match for the default model; `weak_dense` grows below it."""
+"""A best cosine at or above this is a clear match for the English model; `weak_dense` grows below it."""
 
 
 def features(e: Evidence, q: Question) -> tuple[float, ...]:

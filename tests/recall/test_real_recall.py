@@ -21,11 +21,14 @@ def _recall(vault: Path, data: Path, query: str, *extra: str) -> dict[str, Any]:
     return companion_json("recall", query, "--vault", str(vault), "--data-dir", str(data), "--no-sync", *extra)
 
 
-def _indexed(tmp_path: Path, notes: dict[str, str]) -> tuple[Path, Path]:
-    """A vault of these notes (path to text), indexed: (the vault, its data folder)."""
+def _indexed(tmp_path: Path, notes: dict[str, str], model: str | None = None) -> tuple[Path, Path]:
+    """A vault of these notes (path to text), indexed with `model` (else the one chosen by its languages): (the
+    vault, its data folder)."""
     vault, data = tmp_path / "vault", tmp_path / "data"
     for path, text in notes.items():
         write(vault, path, text)
+    if model is not None:
+        write(vault, ".companion/companion.yaml", f"embedding:\n  model: {model}\n")
     companion_json("index", "--vault", str(vault), "--data-dir", str(data))
     return vault, data
 
@@ -107,6 +110,7 @@ def test_a_name_in_the_question_s_language_comes_first_and_its_translations_keep
 
 
 def test_keywords_that_name_no_language_are_read_in_the_language_of_the_notes_holding_them(tmp_path: Path) -> None:
+    # The English model, named: a vault this mixed would get the multilingual one, to which no language is foreign.
     vault, data = _indexed(
         tmp_path,
         {
@@ -123,6 +127,7 @@ def test_keywords_that_name_no_language_are_read_in_the_language_of_the_notes_ho
                 "A theme changes how Obsidian looks: colours, fonts and spacing. Install one from the community list.\n"
             ),
         },
+        model="all-MiniLM-L6-v2",
     )
 
     # Plain letters and no common word of any language: only the notes holding the words say it is German, so the
