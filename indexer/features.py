@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from companion.embedding.providers import Embedder
 from companion.recall.background import rare_unknown_share
-from companion.recall.fusion import Evidence, Question, features
+from companion.recall.fusion import Evidence, Question, features, standout
 from companion.recall.language import language_of, question_language
 from indexer.manifest import TITLE_VECTOR_DTYPE, Manifest, NoteRecord
 from indexer.terms import query_terms
@@ -81,6 +81,7 @@ class CandidateFeatures:
             dense_span=dense_span,
             unknown_words=unknown,
             rare_unknown=rare_unknown_share(own, [t for t in own if frequencies.get(t)]),
+            standout=standout(dense.values(), dense_span),
         )
         every_set = set(every)
         out: dict[str, tuple[float, ...]] = {}

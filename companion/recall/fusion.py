@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -39,6 +39,7 @@ FEATURES: tuple[str, ...] = (
     "title_cosine",
     "unknown_words",
     "rare_unknown",
+    "unknown_standout",
 )
 """The features of one (question, note) pair, in the model's order:
 
@@ -63,9 +64,14 @@ FEATURES: tuple[str, ...] = (
   it does not hold, however well the best of a few notes scores against the others;
 - `rare_unknown`: the same share with each word weighted by how rare it is in its language at large
   (`companion.recall.background`), not in the vault: a vault of fifty notes cannot tell a common word from a
-  telling one, and "best", held by one long clipping, would count as much as "pizza".
+  telling one, and "best", held by one long clipping, would count as much as "pizza";
+- `unknown_standout`: `rare_unknown` times how far the nearest note's cosine stands above the next five's mean (in
+  dense spans, past `STANDOUT_START`). A question whose words no note holds is about something the vault does not
+  hold, or it is asked in another language than the notes: an English question about a German note shares no
+  word with it. In a small vault the two look alike by every other measure; the multilingual model's nearest note
+  stands out from the rest for a translated question and crowds with them for an off-topic one.
 """
-QUESTION_FEATURES: tuple[str, ...] = ("unknown_words", "rare_unknown")
+QUESTION_FEATURES: tuple[str, ...] = ("unknown_words", "rare_unknown", "unknown_standout")
 """Features the same for every candidate of a question: they move every candidate's log-odds alike, so they never
 change an order, only what counts as a match. They are fitted after the others, which they leave as they are
 (`companion.recall.fusion_fit.calibrate`)."""
@@ -113,14 +119,30 @@ class Question:
     """The share of the question's words (weighted by idf) no note holds."""
     rare_unknown: float = 0.0
     """The share of the question's words, weighted by their rarity in the language at large, no note holds."""
+    standout: float = 0.0
+    """How far the best cosine stands above the mean of the next five, in dense spans (0 with fewer than two)."""
 
 
 DEFAULT_SPAN = 0.3
 """The span `dense` is scaled over when the settings give none (the weighted sum's min-max has no place here)."""
 NO_EVIDENCE = tuple(1.0 if name == "dense_missing" else 0.0 for name in FEATURES)
 """The features of a note found by no search, only through a link from a candidate."""
+STANDOUT_START = 0.25
+"""The standout (in dense spans) up to which a nearest note is as close as its neighbours: a quarter of the span
+(0.025 of the multilingual model's cosine) is as far as the nearest note stands out for the off-topic questions of
+the development sets, large vaults or small."""
 CLEAR_COSINE = 0.6
 """A best cosine at or above this is a clear match for the English model; `weak_dense` grows below it."""
+
+
+def standout(cosines: Iterable[float], span: float) -> float:
+    """How far the best of `cosines` stands above the mean of the next five, in spans of `span` (see
+    `Question.standout`)."""
+    ranked = sorted(cosines, reverse=True)
+    if len(ranked) < 2:
+        return 0.0
+    nearest = ranked[1:6]
+    return (ranked[0] - sum(nearest) / len(nearest)) / (span if span > 0 else DEFAULT_SPAN)
 
 
 def features(e: Evidence, q: Question) -> tuple[float, ...]:
@@ -157,6 +179,7 @@ def features(e: Evidence, q: Question) -> tuple[float, ...]:
         e.title_cosine,
         q.unknown_words,
         q.rare_unknown,
+        q.rare_unknown * max(0.0, q.standout - STANDOUT_START),
     )
 
 

@@ -178,3 +178,17 @@ def test_index_and_doctor_say_which_model_was_chosen_and_why(tmp_path: Path) -> 
     assert f"model     {E5_MODEL_ID}" in text.stdout and "chosen for this vault: 100% of its notes" in text.stdout
     doctor = json.loads(run_companion("doctor", "--vault", str(root), "--data-dir", data, "--json").stdout)
     assert doctor["model"]["id"] == E5_MODEL_ID and doctor["model"]["hint"] is None
+
+
+def test_an_english_question_about_a_spanish_note_of_a_small_vault_is_a_match_and_an_off_topic_one_is_not(
+    tmp_path: Path,
+) -> None:
+    # No word of the question is in any note, as for an off-topic question: the nearest note's meaning, standing
+    # out from the rest, is what tells them apart.
+    root = _vault(tmp_path / "es", SPANISH)
+    where = ["--vault", str(root), "--data-dir", str(tmp_path / "data")]
+    companion_json("index", *where)
+    asked = companion_json("recall", "the boiler makes a strange noise", *where, "--no-sync")
+    assert asked["results"][0]["path"] == "Casa/Caldera.md" and asked["results"][0]["match"]
+    pizza = companion_json("recall", "best pizza in Naples", *where, "--no-sync")
+    assert not any(r["match"] for r in pizza["results"])

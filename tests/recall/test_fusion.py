@@ -20,6 +20,7 @@ from companion.recall.fusion import (
     features,
     name_rank,
     own_language_names,
+    standout,
 )
 from companion.recall.fusion_fit import Judged, calibrate, fit, ranking_scores
 from companion.recall.language import foreign, language_of, question_language
@@ -339,3 +340,9 @@ def test_every_shipped_weights_file_and_word_table_is_packaged() -> None:
     for path in shipped:
         inside = path.relative_to(root / "companion").as_posix()
         assert any(fnmatch.fnmatch(inside, g) for g in globs), f"{inside} is not in the package data"
+
+
+def test_standout_is_how_far_the_nearest_note_stands_above_the_next_five_in_spans() -> None:
+    assert standout([0.9, 0.8, 0.8, 0.8, 0.8, 0.8, 0.1], 0.1) == pytest.approx(1.0)  # the seventh is not counted
+    assert standout([0.8, 0.8], 0.1) == pytest.approx(0.0)
+    assert standout([0.8], 0.1) == 0.0 and standout([], 0.1) == 0.0
