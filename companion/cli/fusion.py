@@ -45,7 +45,8 @@ def register(sub: Any) -> None:
         "--keep-ranking",
         metavar="FILE",
         help="keep these weights (a weights file, `shipped`, or `shipped-multilingual`) for the features that order a "
-        "question's notes and fit only those that say whether any is a match (the question's words no note holds)",
+        "question's notes and fit only those that say whether any is a match (the question's words no note holds, and "
+        "how far the nearest note stands out when they are unknown)",
     )
     train.add_argument(
         "--dense-span",

@@ -190,5 +190,6 @@ def test_an_english_question_about_a_spanish_note_of_a_small_vault_is_a_match_an
     companion_json("index", *where)
     asked = companion_json("recall", "the boiler makes a strange noise", *where, "--no-sync")
     assert asked["results"][0]["path"] == "Casa/Caldera.md" and asked["results"][0]["match"]
+    assert not any(r["match"] for r in asked["results"][1:])  # the lift is bounded: its neighbours stay below
     pizza = companion_json("recall", "best pizza in Naples", *where, "--no-sync")
     assert not any(r["match"] for r in pizza["results"])

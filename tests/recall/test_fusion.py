@@ -346,3 +346,27 @@ def test_standout_is_how_far_the_nearest_note_stands_above_the_next_five_in_span
     assert standout([0.9, 0.8, 0.8, 0.8, 0.8, 0.8, 0.1], 0.1) == pytest.approx(1.0)  # the seventh is not counted
     assert standout([0.8, 0.8], 0.1) == pytest.approx(0.0)
     assert standout([0.8], 0.1) == 0.0 and standout([], 0.1) == 0.0
+
+
+def test_the_standout_counts_from_a_quarter_of_the_span_to_a_half_and_only_with_unknown_words() -> None:
+    at = FEATURES.index("unknown_standout")
+
+    def value(standout_: float, rare_unknown: float = 1.0) -> float:
+        question = Question(
+            foreign=False,
+            best_cosine=0.85,
+            best_bm25=0.0,
+            low_bm25=0.0,
+            dense_span=0.1,
+            rare_unknown=rare_unknown,
+            standout=standout_,
+        )
+        return features(evidence(cosine=0.85), question)[at]
+
+    assert value(0.2) == 0.0
+    assert value(0.4) == pytest.approx(0.15)
+    assert value(3.0) == pytest.approx(0.25)  # bounded: the whole question's candidates are lifted alike
+    assert value(3.0, rare_unknown=0.0) == 0.0  # every word known: nothing to make up for
+    # Only the multilingual model's weights lift such questions; the English model's cosines are not crowded.
+    assert dict(zip(FEATURES, default_model(False).weights, strict=True))["unknown_standout"] == 0.0
+    assert dict(zip(FEATURES, default_model(True).weights, strict=True))["unknown_standout"] > 0.0
