@@ -318,8 +318,9 @@ class Workspace:
             if self.embedder_override is None and not moving:
                 on_disk = load_config(self.root).embedding
                 # With the choice left to the companion, the index says which model is in use.
-                now = self._chosen(move=False).model_id if chooses_model(on_disk) else None
-                if now is None:
+                if chooses_model(on_disk):
+                    now = self._chosen(move=False).model_id
+                else:
                     now = model_id_of(on_disk.provider, on_disk.model)
                 if now != configured:
                     # A process started before the config or the vault's model changed (the app, an MCP server)
