@@ -21,6 +21,7 @@ from companion.words import unspaced_share
 from indexer.features import CandidateFeatures
 from indexer.manifest import Manifest, NoteRecord
 from indexer.owner import SharedStore
+from indexer.question_vectors import QuestionVectors
 from indexer.store import VectorStore
 from indexer.terms import fts_query, query_terms
 
@@ -80,18 +81,16 @@ class Searcher:
         self.dense_partial: str | None = None
         """What the last search could not find while the meaning side is being built, when it answered by meaning
         alone (no note held its words), or None."""
-        self._embedder_factory = embedder_factory
+        self._questions = QuestionVectors(embedder_factory)
         self._store_factory = store_factory
-        self._embedder: Embedder | None = None
         self._store: VectorStore | SharedStore | None = None
-        self._vectors: dict[str, npt.NDArray[np.float32]] = {}
         self._shape: tuple[tuple[int, int], int, str | None] | None = None  # (generation, notes, newest day)
         self._built: tuple[tuple[int, int], float] | None = None  # (generation, share of chunks embedded)
         self._scopes: dict[tuple[Scope, tuple[int, int]], tuple[set[str], list[str] | None]] = {}
         self._vector_scopes: dict[tuple[Scope, tuple[int, int]], tuple[list[str], npt.NDArray[np.float32]]] = {}
         self._df: tuple[tuple[int, int], dict[str, int]] = ((-1, -1), {})
         self._candidates = CandidateFeatures(
-            manifest, self._open_embedder, self._vector, self._idf, self._doc_frequencies
+            manifest, self._questions.embedder, self._questions.vector, self._idf, self._doc_frequencies
         )
         self.capture: list[tuple[str, dict[str, tuple[float, ...]]]] | None = None
         """When a list, every search appends (query, features of each candidate): what fusion training reads."""
@@ -102,32 +101,12 @@ class Searcher:
 
     def embed_queries(self, queries: Sequence[str]) -> None:
         """Embed many queries in batches ahead of time (batch recall); later searches reuse the vectors."""
-        todo = [q for q in dict.fromkeys(queries) if q.strip() and q not in self._vectors]
-        if not todo:
-            return
-        embedder = self._open_embedder()
-        for start in range(0, len(todo), 256):
-            part = todo[start : start + 256]
-            for query, vector in zip(part, embedder.embed_queries(part), strict=True):
-                self._vectors[query] = vector
-
-    def _vector(self, query: str) -> npt.NDArray[np.float32]:
-        vector = self._vectors.get(query)
-        if vector is None:
-            if len(self._vectors) > 4096:
-                self._vectors.clear()
-            vector = self._vectors[query] = self._open_embedder().embed_queries([query])[0]
-        return vector
+        self._questions.embed_many(queries)
 
     def _multilingual(self) -> bool:
         """Whether the model reads every language: then a question in German is no foreign one, and its meaning
         side is not held back."""
-        return self._open_embedder().multilingual
-
-    def _open_embedder(self) -> Embedder:
-        if self._embedder is None:
-            self._embedder = self._embedder_factory()
-        return self._embedder
+        return self._questions.embedder().multilingual
 
     def search(
         self,
@@ -316,7 +295,7 @@ class Searcher:
         if self._store is None:
             # Opened on the first question with words: an empty one (the app's first screen) never waits for it.
             self._store = self._store_factory()
-        vector = self._vector(query)
+        vector = self._questions.vector(query)
         if scope is None:
             return self._store.nearest(vector, want)
         # A date range or a field filter is usually narrow: learn its size first (cached) and search it exactly.
