@@ -13,7 +13,8 @@ from companion.embedding.providers import Embedder
 from companion.recall.background import rare_unknown_share
 from companion.recall.fusion import Evidence, Question, features, standout
 from companion.recall.language import language_of, question_language
-from indexer.manifest import TITLE_VECTOR_DTYPE, Manifest, NoteRecord
+from indexer.manifest import TITLE_VECTOR_DTYPE, Manifest
+from indexer.records import NoteRecord
 from indexer.terms import query_terms
 
 _TITLE_ITEM = np.dtype(TITLE_VECTOR_DTYPE).itemsize  # bytes per number of a stored title vector

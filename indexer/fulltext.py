@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.words import counted, segment
-from indexer.manifest import FULLTEXT_SCHEMA
+from indexer.schema import FULLTEXT_SCHEMA
 
 _SHADOW_TABLES = {
     "data": "CREATE TABLE IF NOT EXISTS main.fts_data(id INTEGER PRIMARY KEY, block BLOB)",

@@ -17,7 +17,7 @@ from companion.vault.graph import VaultGraph
 from companion.vault.notes import Link
 from companion.vault.parse import aliases_of
 from companion.vault.resolve import LinkResolver
-from indexer.manifest import NoteRecord
+from indexer.records import NoteRecord
 
 
 def manifest_graph(

@@ -11,268 +11,28 @@ next start.
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from companion.errors import StoreError
 from companion.locations import private_file, private_folder
 from companion.recall.language import language_of
-from companion.recall.scope import COLUMN_FIELDS, Scope
+from companion.recall.scope import Scope
 from companion.sqlrows import rows_in
 from companion.vault.boilerplate import Boilerplate
 from companion.vault.parse import aliases_of
 from companion.words import segment
 from indexer import noteproblems, sessionshapes
-
-SCHEMA_VERSION = "3"
-"""2 added `fields` and `links` to `notes`, so recall filters, dates and the graph need no file reads; 3 cut unspaced
-scripts into character pairs in the full-text index and added the `aliases` table (exact-name look-ups)."""
-
-_POSTINGS_PER_NOTE = 50
-"""`holding` reads a word's whole list of notes when it is at most this many per candidate (~0.4 µs a note against
-FTS5's ~25 µs per candidate looked up), else looks the candidates up one by one."""
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS notes (
-    id INTEGER PRIMARY KEY,
-    path TEXT NOT NULL UNIQUE,
-    mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    content_hash TEXT NOT NULL,
-    meta_hash TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    note_type TEXT,
-    title TEXT NOT NULL,
-    date TEXT,
-    fields TEXT NOT NULL DEFAULT '{}',
-    links TEXT NOT NULL DEFAULT '[]',
-    title_key TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS notes_hash ON notes(content_hash);
-CREATE INDEX IF NOT EXISTS notes_date ON notes(date);
-CREATE TABLE IF NOT EXISTS chunks (
-    id TEXT PRIMARY KEY,
-    path TEXT NOT NULL,
-    anchor TEXT NOT NULL,
-    text_hash TEXT NOT NULL,
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    ord INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
-CREATE TABLE IF NOT EXISTS skipped (
-    path TEXT PRIMARY KEY,
-    mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    reason TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS pending (id TEXT PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS unembedded (
-    id TEXT PRIMARY KEY,
-    path TEXT NOT NULL,
-    text TEXT NOT NULL,
-    meta TEXT NOT NULL,
-    tokens INTEGER NOT NULL,
-    day INTEGER NOT NULL,
-    mtime_ns INTEGER NOT NULL,
-    ord INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS unembedded_order ON unembedded(day DESC, mtime_ns DESC, path, ord);
-CREATE INDEX IF NOT EXISTS unembedded_path ON unembedded(path);
-CREATE TABLE IF NOT EXISTS aliases (key TEXT NOT NULL, path TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS aliases_key ON aliases(key);
-CREATE INDEX IF NOT EXISTS aliases_path ON aliases(path);
-"""
-FULLTEXT_SCHEMA = """
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, body, tokenize = 'porter unicode61');
-CREATE VIRTUAL TABLE IF NOT EXISTS fts_terms USING fts5vocab(fts, 'row');
-"""
-"""The full-text index (one row per note, under the note's id: its title and text) and its list of words; the
-repair of a damaged one creates them again (`indexer.fulltext`)."""
-_SCHEMA += FULLTEXT_SCHEMA + sessionshapes.SCHEMA + noteproblems.SCHEMA
-
-
-@dataclass(frozen=True)
-class NoteRecord:
-    """What the manifest remembers of one indexed note."""
-
-    path: str
-    """Vault-relative POSIX path."""
-    mtime_ns: int
-    """Modification time when indexed."""
-    size: int
-    """Size in bytes when indexed."""
-    content_hash: str
-    """SHA-256 of the bytes indexed; empty when the note must be indexed again."""
-    meta_hash: str
-    """Hash of the chunk metadata derived from frontmatter, to notice frontmatter-only edits."""
-    kind: str
-    """Note kind (`conversation`, `memory`, `note`)."""
-    note_type: str | None
-    """Frontmatter `type`, when a single string."""
-    title: str
-    """File name without `.md`."""
-    date: str | None
-    """Frontmatter `date`, when present."""
-    fields_json: str = "{}"
-    """The note's frontmatter as JSON (dates as ISO strings), for filters and recall without reading the file."""
-    links_json: str = "[]"
-    """The targets of the note's links as written (no heading, block or alias), as a JSON list."""
-
-    @property
-    def frontmatter(self) -> dict[str, Any]:
-        """The frontmatter as a dict (empty when it was not a mapping)."""
-        value = json.loads(self.fields_json or "{}")
-        return value if isinstance(value, dict) else {}
-
-    @property
-    def link_targets(self) -> list[str]:
-        """The link targets as written."""
-        value = json.loads(self.links_json or "[]")
-        return [str(v) for v in value] if isinstance(value, list) else []
-
-
-@dataclass(frozen=True)
-class ChunkRecord:
-    """One chunk id as recorded: enough to decide whether its vector can be kept or reused."""
-
-    id: str
-    """`path#anchor`."""
-    path: str
-    """The note's path."""
-    anchor: str
-    """The id's anchor part."""
-    text_hash: str
-    """SHA-1 of the embedded text."""
-    start_line: int
-    """First line of the chunk's content in the file."""
-    end_line: int
-    """Line after the chunk's content."""
-    ord: int
-    """Position of the chunk in the note."""
-
-
-@dataclass(frozen=True)
-class Unembedded:
-    """A chunk whose words are indexed and whose vector is still to be made."""
-
-    id: str
-    """The chunk id."""
-    path: str
-    """Its note."""
-    text: str
-    """The text the model is to embed."""
-    meta_json: str
-    """The metadata stored with its vector, as JSON."""
-    tokens: int
-    """How many model tokens the text is (for time estimates)."""
-
-    @property
-    def metadata(self) -> dict[str, str | int]:
-        """The metadata stored with its vector."""
-        value = json.loads(self.meta_json)
-        return value if isinstance(value, dict) else {}
-
-
-# Columns added since schema 1, with their definitions (an index from then is upgraded in place).
-_ADDED_COLUMNS = (
-    ("fields", "fields TEXT NOT NULL DEFAULT '{}'"),
-    ("links", "links TEXT NOT NULL DEFAULT '[]'"),
-    ("title_key", "title_key TEXT NOT NULL DEFAULT ''"),
-)
-_DERIVED_COLUMNS = (("title_vec", "title_vec BLOB"), ("language", "language TEXT"))
-"""Columns an older index gains empty without a re-read: the embedding phase fills the title's vector, the next sync
-every note's language (`Manifest.guess_languages_again`; recall guesses it from the note's opening until then)."""
-_OPENING = "fts.title || ' ' || substr(fts.body, 1, ?)"
-"""A note's opening in SQL (its title, then the first characters of its body), what its language is guessed from."""
-LANGUAGE_RULE = "2"
-"""How `language_of` guesses a note's language, as a version: an index guessed by an older rule (before 2, a long
-text in Danish or Polish could pass for English) guesses its notes' languages again at its next sync."""
-OPENING_CHARS = 400
-"""How much of a note's indexed text (after its title) `openings` gives, and a note's language is guessed from."""
-
-
-def opening_language(title: str, body: str) -> str:
-    """A note's language, guessed from its title and the start of its indexed text: what `openings` gives, so it
-    equals the guess recall would make from it."""
-    return language_of(f"{segment(title)} {segment(body)[:OPENING_CHARS]}")
-
+from indexer.openings import LANGUAGE_RULE, OPENING_CHARS, OPENING_SQL, opening_language
+from indexer.records import NOTE_COLUMNS, ChunkRecord, NoteRecord, Unembedded
+from indexer.schema import ADDED_COLUMNS, DERIVED_COLUMNS, SCHEMA, SCHEMA_VERSION
+from indexer.scopesql import casefold_value, json_path, next_day, scope_sql
+from indexer.wordqueries import WordQueries
 
 TITLE_VECTOR_DTYPE = "float16"
 """How a title's vector is stored: half precision moves a cosine by about 0.001 and halves the space."""
-
-_COLUMNS = "path, mtime_ns, size, content_hash, meta_hash, kind, note_type, title, date, fields, links"
-
-
-def scope_sql(scope: Scope | None) -> tuple[str, list[str]]:
-    """A scope as an SQL condition on the `notes` table (empty when it filters nothing) and its parameters."""
-    if scope is None or scope.empty:
-        return "", []
-    conds: list[str] = []
-    params: list[str] = []
-    for key, value in scope.where:
-        if key in COLUMN_FIELDS:
-            column = {
-                "kind": "notes.kind",
-                "type": "coalesce(notes.note_type, '')",
-                "path": "notes.path",
-                "title": "notes.title",
-                "date": "substr(coalesce(notes.date, ''), 1, 10)",
-            }[key]
-            conds.append(f"casefold({column}) = casefold(?)")
-            params.append(value)
-        else:
-            # A list field holds when one item matches; json_each walks a scalar as a single row.
-            conds.append(
-                "EXISTS (SELECT 1 FROM json_each(notes.fields, ?) AS j WHERE casefold("
-                "CASE WHEN j.type IN ('true', 'false') THEN j.type ELSE CAST(j.value AS TEXT) END) = casefold(?))"
-            )
-            params.extend([_json_path(key), value])
-    # A date that does not start with YYYY-MM-DD counts as no date, as `note_day` reads it.
-    dated = f"coalesce(notes.date, '') GLOB '{_DAY_GLOB}'"
-    if scope.since is not None:
-        # `notes.date >= ?` repeats the test in a form the date index can serve (a range scan, not a full scan).
-        conds.append(f"notes.date >= ? AND {dated} AND substr(notes.date, 1, 10) >= ?")
-        params.extend([scope.since.isoformat(), scope.since.isoformat()])
-        if scope.until is not None:
-            conds.append("notes.date < ?")
-            params.append((scope.until + dt.timedelta(days=1)).isoformat())
-    if scope.until is not None:
-        conds.append(f"(NOT {dated} OR substr(notes.date, 1, 10) <= ?)")
-        params.append(scope.until.isoformat())
-    if scope.path_glob:
-        conds.append("notes.path GLOB ?")
-        params.append(sqlite_glob(scope.path_glob))
-    return " AND ".join(conds), params
-
-
-def _next_day(day: str) -> str:
-    return (dt.date.fromisoformat(day) + dt.timedelta(days=1)).isoformat()
-
-
-def _casefold(value: str | int | float | None) -> str | int | float | None:
-    return value.casefold() if isinstance(value, str) else value
-
-
-_DAY_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*"
-
-
-def sqlite_glob(pattern: str) -> str:
-    """An `fnmatch` pattern in SQLite's GLOB dialect, which negates a class with `[^...]` instead of `[!...]`."""
-    return re.sub(r"\[!", "[^", pattern)
-
-
-def _json_path(key: str) -> str:
-    escaped = key.replace("\\", "\\\\").replace('"', '\\"')
-    return f'$."{escaped}"'
 
 
 class Manifest:
@@ -281,7 +41,6 @@ class Manifest:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._own_writes = 0
-        self._stemmer_ready = False
         # The full-text index holds every note's text: only this user may open it (SQLite's `-wal` and `-shm`
         # files take the database file's mode).
         private_folder(path.parent)
@@ -293,13 +52,14 @@ class Manifest:
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA busy_timeout=5000")
             # SQLite's lower() folds ASCII only; filters fold case as Python does, for every script.
-            self._db.create_function("casefold", 1, _casefold, deterministic=True)
-            self._db.executescript(_SCHEMA)
+            self._db.create_function("casefold", 1, casefold_value, deterministic=True)
+            self._db.executescript(SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"The index file {path} is unreadable ({exc}). "
                 "Run `companion index --rebuild` to build it again from the vault."
             ) from exc
+        self._words = WordQueries(self._db)
         if self.get_meta("schema") is None:
             self.set_meta("schema", SCHEMA_VERSION)
             self.set_meta("language_rule", LANGUAGE_RULE)
@@ -312,14 +72,14 @@ class Manifest:
         Vectors stay valid, so nothing is embedded again; until the next sync the new columns are empty.
         """
         have = {str(r[1]) for r in self._db.execute("PRAGMA table_info(notes)")}
-        missing = [(name, sql) for name, sql in _ADDED_COLUMNS if name not in have]
+        missing = [(name, sql) for name, sql in ADDED_COLUMNS if name not in have]
         if missing or self.get_meta("schema") != SCHEMA_VERSION:
             with self.transaction() as db:
                 for _, sql in missing:
                     db.execute(f"ALTER TABLE notes ADD COLUMN {sql}")
                 db.execute("UPDATE notes SET mtime_ns = -1, content_hash = ''")
                 db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
-        for name, sql in _DERIVED_COLUMNS:
+        for name, sql in DERIVED_COLUMNS:
             if name not in have:
                 try:
                     self._db.execute(f"ALTER TABLE notes ADD COLUMN {sql}")
@@ -343,7 +103,7 @@ class Manifest:
         if self.get_meta("language_rule") == LANGUAGE_RULE:
             return 0
         sql = (
-            f"SELECT notes.id, notes.content_hash, {_OPENING} "
+            f"SELECT notes.id, notes.content_hash, {OPENING_SQL} "
             "FROM notes JOIN fts ON fts.rowid = notes.id WHERE notes.id IN ({marks})"
         )
         ids = [int(r[0]) for r in self._db.execute("SELECT id FROM notes")]
@@ -482,31 +242,31 @@ class Manifest:
     def note(self, path: str) -> NoteRecord | None:
         """The record of one indexed note."""
         row = self._db.execute(
-            f"SELECT {_COLUMNS} FROM notes WHERE path = ?",
+            f"SELECT {NOTE_COLUMNS} FROM notes WHERE path = ?",
             (path,),
         ).fetchone()
         return None if row is None else NoteRecord(*row)
 
     def notes_by_path(self, paths: Sequence[str]) -> dict[str, NoteRecord]:
         """The records of several notes at once (missing paths are left out)."""
-        rows = rows_in(self._db, f"SELECT {_COLUMNS} FROM notes WHERE path IN ({{marks}})", paths)
+        rows = rows_in(self._db, f"SELECT {NOTE_COLUMNS} FROM notes WHERE path IN ({{marks}})", paths)
         return {str(row[0]): NoteRecord(*row) for row in rows}
 
     def notes(self) -> list[NoteRecord]:
         """Every indexed note."""
-        rows = self._db.execute(f"SELECT {_COLUMNS} FROM notes ORDER BY path")
+        rows = self._db.execute(f"SELECT {NOTE_COLUMNS} FROM notes ORDER BY path")
         return [NoteRecord(*row) for row in rows]
 
     def notes_after(self, path: str, limit: int) -> list[NoteRecord]:
         """Up to `limit` indexed notes whose paths sort after `path`, in path order (one page of a listing)."""
-        rows = self._db.execute(f"SELECT {_COLUMNS} FROM notes WHERE path > ? ORDER BY path LIMIT ?", (path, limit))
+        rows = self._db.execute(f"SELECT {NOTE_COLUMNS} FROM notes WHERE path > ? ORDER BY path LIMIT ?", (path, limit))
         return [NoteRecord(*row) for row in rows]
 
     def latest_changed(self, limit: int, *, kinds: Sequence[str] = ()) -> list[NoteRecord]:
         """The `limit` notes changed last on disk, newest first (of `kinds` only, when given)."""
         where = f"WHERE kind IN ({','.join('?' * len(kinds))})" if kinds else ""
         rows = self._db.execute(
-            f"SELECT {_COLUMNS} FROM notes {where} ORDER BY mtime_ns DESC, path LIMIT ?", (*kinds, limit)
+            f"SELECT {NOTE_COLUMNS} FROM notes {where} ORDER BY mtime_ns DESC, path LIMIT ?", (*kinds, limit)
         )
         return [NoteRecord(*row) for row in rows]
 
@@ -605,20 +365,7 @@ class Manifest:
 
     def lexical(self, match: str, limit: int, scope: Scope | None = None) -> list[tuple[str, float]]:
         """BM25 over whole notes: (path, score) best first, where a higher score is better."""
-        where, params = scope_sql(scope) if scope is not None and not scope.empty else ("", [])
-        # Unscoped, the best rows are picked inside FTS before the join: a third faster at 50k notes.
-        sql = (
-            "SELECT notes.path, score FROM (SELECT rowid AS r, -bm25(fts, 2.0, 1.0) AS score FROM fts "
-            "WHERE fts MATCH ? ORDER BY score DESC LIMIT ?) JOIN notes ON notes.id = r ORDER BY score DESC"
-            if not where
-            else "SELECT notes.path, -bm25(fts, 2.0, 1.0) AS score FROM fts JOIN notes ON notes.id = fts.rowid "
-            f"WHERE fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?"
-        )
-        try:
-            rows = self._db.execute(sql, (match, limit) if not where else (match, *params, limit)).fetchall()
-        except sqlite3.OperationalError as exc:
-            raise StoreError(f"Lexical search failed for {match!r}: {exc}") from exc
-        return [(str(p), float(s)) for p, s in rows]
+        return self._words.lexical(match, limit, scope)
 
     def named(self, name: str) -> list[str]:
         """Notes whose title or one of whose `aliases` is `name` (case folded as Python does, in any script); at most
@@ -647,7 +394,7 @@ class Manifest:
 
     def openings(self, paths: Sequence[str], chars: int = OPENING_CHARS) -> dict[str, str]:
         """The first `chars` characters of each note's indexed text (title, then body), by path."""
-        return self._texts(paths, _OPENING, chars)
+        return self._texts(paths, OPENING_SQL, chars)
 
     def bodies(self, paths: Sequence[str], chars: int = 4000) -> dict[str, str]:
         """The first `chars` characters of each note's indexed body (no title), by path."""
@@ -699,7 +446,7 @@ class Manifest:
             key
             for key in keys
             if self._db.execute(
-                "SELECT 1 FROM notes WHERE json_type(notes.fields, ?) IS NOT NULL LIMIT 1", (_json_path(key),)
+                "SELECT 1 FROM notes WHERE json_type(notes.fields, ?) IS NOT NULL LIMIT 1", (json_path(key),)
             ).fetchone()
         }
 
@@ -707,62 +454,12 @@ class Manifest:
         self, terms: Sequence[str], paths: Sequence[str], frequencies: Mapping[str, int] | None = None
     ) -> dict[str, set[str]]:
         """For each of `paths`, which of `terms` it holds (as the index stems them); notes holding none are left
-        out. `frequencies` (how many notes hold each term, as `doc_frequencies` gives them), when known, choose the
-        faster way to ask for each term."""
-        if not terms or not paths:
-            return {}
-        ids = {
-            int(i): str(p) for i, p in rows_in(self._db, "SELECT id, path FROM notes WHERE path IN ({marks})", paths)
-        }
-        if not ids:
-            return {}
-        marks = ",".join("?" * len(ids))
-        out: dict[str, set[str]] = {}
-        for term in terms:
-            held = (frequencies or {}).get(term)
-            if held is not None and held <= _POSTINGS_PER_NOTE * len(ids):
-                # FTS5 answers `rowid IN (...)` by looking the word up once per id (~25 µs each): reading the word's
-                # whole list of notes and keeping the candidates is 10-50 times faster while that list is short.
-                rows = self._db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (f'"{term}"',)).fetchall()
-            else:
-                rows = self._db.execute(
-                    f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid IN ({marks})", (f'"{term}"', *ids)
-                ).fetchall()
-            for (rowid,) in rows:
-                path = ids.get(int(rowid))
-                if path is not None:
-                    out.setdefault(path, set()).add(term)
-        return out
+        out (`frequencies`, from `doc_frequencies`, choose the faster way to ask for each term)."""
+        return self._words.holding(terms, paths, frequencies)
 
     def doc_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
-        """How many notes hold each word, as the index stems it ("entity" is stored as "entiti"); words the
-        index does not hold are left out."""
-        if not terms:
-            return {}
-        if not self._stemmer_ready:
-            # The index's own tokenizer stems the words: a scratch FTS table in the connection's temp schema.
-            self._db.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words USING fts5(w, tokenize = 'porter unicode61')"
-            )
-            self._db.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_stems USING fts5vocab(temp, query_words, 'instance')"
-            )
-            self._stemmer_ready = True
-        self._db.execute("DELETE FROM temp.query_words")
-        self._db.executemany("INSERT INTO temp.query_words(rowid, w) VALUES (?, ?)", list(enumerate(terms, 1)))
-        stems = {
-            str(term): terms[int(doc) - 1] for term, doc in self._db.execute("SELECT term, doc FROM temp.query_stems")
-        }
-        self._db.execute("DELETE FROM temp.query_words")
-        if not stems:
-            return {}
-        marks = ",".join("?" * len(stems))
-        rows = self._db.execute(f"SELECT term, doc FROM fts_terms WHERE term IN ({marks})", list(stems))
-        out: dict[str, int] = {}
-        for stem, docs in rows:
-            word = stems[str(stem)]
-            out[word] = max(out.get(word, 0), int(docs))
-        return out
+        """How many notes hold each word, as the index stems it; words the index does not hold are left out."""
+        return self._words.doc_frequencies(terms)
 
     def paths_in_scope(self, scope: Scope) -> set[str]:
         """The indexed notes a scope lets through."""
@@ -774,9 +471,9 @@ class Manifest:
         """Notes of the given kinds whose `date` falls within `[first_day, last_day]` (ISO days), any order."""
         marks = ",".join("?" * len(kinds))
         rows = self._db.execute(
-            f"SELECT {_COLUMNS} FROM notes WHERE date >= ? AND date < ? AND substr(date, 1, 10) <= ? "
+            f"SELECT {NOTE_COLUMNS} FROM notes WHERE date >= ? AND date < ? AND substr(date, 1, 10) <= ? "
             f"AND kind IN ({marks})",
-            (first_day, _next_day(last_day), last_day, *kinds),
+            (first_day, next_day(last_day), last_day, *kinds),
         )
         return [NoteRecord(*row) for row in rows]
 
@@ -784,7 +481,7 @@ class Manifest:
         """Notes whose `date` or `created` property, or the start of whose title, falls within `[first_day,
         last_day]` (ISO days), any order."""
         rows = self._db.execute(
-            f"SELECT {_COLUMNS} FROM notes WHERE substr(date, 1, 10) BETWEEN ?1 AND ?2 "
+            f"SELECT {NOTE_COLUMNS} FROM notes WHERE substr(date, 1, 10) BETWEEN ?1 AND ?2 "
             "OR substr(json_extract(fields, '$.created'), 1, 10) BETWEEN ?1 AND ?2 "
             "OR substr(title, 1, 10) BETWEEN ?1 AND ?2",
             (first_day, last_day),
@@ -794,7 +491,7 @@ class Manifest:
     def latest_of_type(self, note_type: str, until_day: str | None = None) -> NoteRecord | None:
         """The newest dated note whose `type` is `note_type` (case-insensitive), on or before `until_day`."""
         row = self._db.execute(
-            f"SELECT {_COLUMNS} FROM notes WHERE lower(coalesce(note_type, '')) = lower(?) "
+            f"SELECT {NOTE_COLUMNS} FROM notes WHERE lower(coalesce(note_type, '')) = lower(?) "
             "AND coalesce(date, '') != '' AND substr(date, 1, 10) <= ? ORDER BY date DESC, path LIMIT 1",
             (note_type, until_day or "9999-12-31"),
         ).fetchone()

@@ -22,7 +22,8 @@ from companion.embedding.modelbuild import E5_MODEL_ID, MODEL_ID, MODEL_IDS, MUL
 from companion.embedding.weights import E5_WHEEL
 from companion.errors import NoteError
 from companion.vault.reader import ObsidianVault
-from indexer.manifest import Manifest, opening_language
+from indexer.manifest import Manifest
+from indexer.openings import opening_language
 
 OTHER_LANGUAGES_SHARE = 0.1
 """The share of a vault's notes in other languages than English from which it is embedded with the multilingual

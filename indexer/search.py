@@ -19,9 +19,10 @@ from companion.recall.scope import Scope
 from companion.vault.dates import note_day
 from companion.words import unspaced_share
 from indexer.features import CandidateFeatures
-from indexer.manifest import Manifest, NoteRecord
+from indexer.manifest import Manifest
 from indexer.owner import SharedStore
 from indexer.question_vectors import QuestionVectors
+from indexer.records import NoteRecord
 from indexer.store import VectorStore
 from indexer.terms import fts_query, query_terms
 

@@ -32,8 +32,9 @@ from companion.vault.dates import note_day
 from companion.vault.notes import FileStat, Note
 from companion.vault.reader import ObsidianVault, valid_name
 from indexer.chunking import Chunk, Chunker, redact_note
-from indexer.manifest import TITLE_VECTOR_DTYPE, ChunkRecord, Manifest, NoteRecord, Unembedded
+from indexer.manifest import TITLE_VECTOR_DTYPE, Manifest
 from indexer.owner import SharedStore
+from indexer.records import ChunkRecord, NoteRecord, Unembedded
 from indexer.report import IndexReport
 from indexer.store import VectorStore
 from indexer.summaries import Summaries

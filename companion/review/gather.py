@@ -17,7 +17,7 @@ from companion.vault.graph import VaultGraph
 from companion.vault.parse import aliases_of
 from companion.workspace import Workspace
 from indexer.graphs import manifest_graph
-from indexer.manifest import NoteRecord
+from indexer.records import NoteRecord
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,9 @@ from companion.embedding.hashing import HashEmbedder
 from companion.recall.fusion import FEATURES
 from companion.recall.language import language_of
 from companion.workspace import Workspace
-from indexer.manifest import LANGUAGE_RULE, TITLE_VECTOR_DTYPE, Manifest, NoteRecord
+from indexer.manifest import TITLE_VECTOR_DTYPE, Manifest
+from indexer.openings import LANGUAGE_RULE
+from indexer.records import NoteRecord
 from tests.helpers.files import write
 
 _TITLE = FEATURES.index("title_cosine")

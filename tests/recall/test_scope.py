@@ -13,7 +13,8 @@ import pytest
 from companion.errors import ConfigError
 from companion.recall.scope import Scope, parse_day, parse_where, path_pattern, where_from_mapping
 from companion.vault.dates import note_day
-from indexer.manifest import Manifest, NoteRecord
+from indexer.manifest import Manifest
+from indexer.records import NoteRecord
 
 MARCH_1 = date(2026, 3, 1)
 
