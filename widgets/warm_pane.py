@@ -107,6 +107,10 @@ class WarmPane(KeyedTable):
         """The columns of the current layout, in order."""
         return DETAILS[self._detail]
 
+    def path_at(self, row: int) -> str:
+        """The vault path of a row's note (its cell shows the name first and the folder after)."""
+        return str(self.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value or "")
+
     def cell(self, row: int, column: str) -> str:
         """The text of a row's cell in `column` (shown or not)."""
         key = self.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value
@@ -192,11 +196,12 @@ class WarmPane(KeyedTable):
             e = item.explanation
             last = e.access.last_accessed_at if e is not None else None
             heading = headings.get(item.path, "")
+            note: str | Text
             if item.kind == "session":
                 # A summary's file name says nothing: it is named as the pushed-out rows are, by when and what was said.
                 note = f"{(item.date or '')[:10]} {item.title}".strip()
             else:
-                note = item.path if _same_name(heading, item.path) else f"{item.path} › {heading}"
+                note = note_cell(item.path, "" if _same_name(heading, item.path) else heading)
             arrived = before is not None and item.path not in before
             rows.append(
                 (
@@ -253,7 +258,7 @@ class WarmPane(KeyedTable):
         """Rows that are not a recall: (path, when, what) of notes worth a look, such as the latest changed (their
         day goes in the note's cell: they have no score, and the day is not an access)."""
         cells: list[tuple[str, dict[str, str | Text]]] = [
-            (path, {"relevance": "-", "final": "-", "type": what, "note": f"{path} ({when})" if when else path})
+            (path, {"relevance": "-", "final": "-", "type": what, "note": note_cell(path, when=when)})
             for path, when, what in rows
         ]
         self._fill("notes", cells, title, subtitle=NOTES_HINT)
@@ -310,6 +315,21 @@ _TIER_LABELS = {"temporal": "recent"}
 def _tier(tier: str, *, arrived: bool) -> str | Text:
     """The tier cell: the tier's name, or `new` (in colour) when the note was not in the list a moment ago."""
     return marked("new") if arrived else _TIER_LABELS.get(tier, tier)
+
+
+def note_cell(path: str, heading: str = "", when: str = "") -> Text:
+    """A note's cell: its name first (what tells one note from another), the heading its passage sits under, the day
+    it changed, then its folder, dimmed. The pane cuts a long cell at its edge: a deep folder went first and hid the
+    name."""
+    cell = Text(title_of(path), end="")
+    if heading:
+        cell.append(f" › {heading}")
+    if when:
+        cell.append(f" ({when})")
+    folder = path.rpartition("/")[0]
+    if folder:
+        cell.append(f"  {folder}/", style="dim")
+    return cell
 
 
 def _same_name(heading: str, path: str) -> bool:

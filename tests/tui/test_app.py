@@ -100,7 +100,7 @@ def test_results_from_words_only_say_so_under_the_warm_pane(ws: Workspace) -> No
         await pilot.press("slash", *"sourdough starter", "enter")
         await settle(pilot)
         warm = app.query_one(WarmPane)
-        assert warm.cell(0, "note") == conversation_path(-60, "sourdough")
+        assert warm.path_at(0) == conversation_path(-60, "sourdough")
         assert warm.border_subtitle == "from words only: meaning 0% built"
         assert "meaning 0% built" in app.query_one(StatusLine).state
 
@@ -148,7 +148,7 @@ def test_search_fills_the_warm_pane_and_opens_the_note(ws: Workspace) -> None:
         await settle(pilot)
         warm = app.query_one(WarmPane)
         assert warm.row_count >= 1
-        assert warm.cell(0, "note") == conversation_path(-60, "sourdough")
+        assert warm.path_at(0) == conversation_path(-60, "sourdough")
         assert app.focused is warm
         await settle(pilot)
         assert app.query_one("#note").border_title == conversation_path(-60, "sourdough")
@@ -274,7 +274,7 @@ def test_the_graph_pane_shows_links_both_ways_and_follows_them(ws: Workspace) ->
     async def steps(pilot: Pilot[Any]) -> None:
         await pilot.press("slash", *"chalet host Favre", "enter")
         await settle(pilot)
-        assert app.query_one(WarmPane).cell(0, "note") == "Memory/Chalet Les Praz.md"
+        assert app.query_one(WarmPane).path_at(0) == "Memory/Chalet Les Praz.md"
         graph = app.query_one(LinkGraph)
         links_to, linked_from, _two_hops = graph.root.children
         assert [n.data for n in links_to.children] == [conversation_path(-40, "chalet")]
@@ -311,7 +311,7 @@ def test_the_app_watches_the_vault_and_shows_a_new_note_without_a_restart(ws: Wo
         await until(pilot, lambda: app.indexed_batches > batches, "the watcher's batch")
         await settle(pilot)
         assert app.context is not None and app.context.results[0].path == "Memory/Marmalade.md"
-        assert app.query_one(WarmPane).cell(0, "note") == "Memory/Marmalade.md"
+        assert app.query_one(WarmPane).path_at(0) == "Memory/Marmalade.md"
         assert "watching, 21 notes" in app.query_one(StatusLine).state
 
     run(app, steps)
@@ -359,7 +359,7 @@ def test_an_agents_write_shows_in_the_app_as_it_lands(ws: Workspace) -> None:
         await until(pilot, lambda: app.indexed_batches > batches, "the watcher's batch")
         await settle(pilot)
         assert app.context is not None and app.context.results[0].path == done.path
-        assert app.query_one(WarmPane).cell(0, "note") == done.path
+        assert app.query_one(WarmPane).path_at(0) == done.path
 
     run(app, steps)
 
@@ -448,7 +448,7 @@ async def show(pilot: Pilot[Any], query: str, path: str) -> None:
     search.value = ""
     await pilot.press("slash", *query, "enter")
     await settle(pilot)
-    assert app.query_one(WarmPane).cell(0, "note") == path
+    assert app.query_one(WarmPane).path_at(0) == path
     assert app.query_one("#note").border_title == path
 
 
@@ -682,7 +682,7 @@ def test_passing_over_rows_or_resting_on_one_counts_no_access_but_enter_does(ws:
         await pilot.press("slash", *"chalet kitchen boiler", "enter")
         await settle(pilot)
         warm = app.query_one(WarmPane)
-        paths = [str(warm.cell(i, "note")) for i in range(min(warm.row_count, 5))]
+        paths = [warm.path_at(i) for i in range(min(warm.row_count, 5))]
         assert len(paths) >= 2
         warm.focus()
         before = counts(paths)
@@ -695,7 +695,7 @@ def test_passing_over_rows_or_resting_on_one_counts_no_access_but_enter_does(ws:
         await settle(pilot)
         assert counts(paths)[0] == before[0] + 1
         # Its row shows the new use where it stands (the order stays): opened today, counted.
-        assert [str(warm.cell(i, "note")) for i in range(len(paths))] == paths
+        assert [warm.path_at(i) for i in range(len(paths))] == paths
         assert warm.cell(0, "n") == str(before[0] + 1) and warm.cell(0, "accessed") != "never"
         await pilot.press("enter")
         await settle(pilot)
@@ -717,7 +717,7 @@ def test_end_and_home_go_to_the_last_and_first_row_and_escape_closes_the_key_hel
         await pilot.press("end")
         await settle(pilot)
         assert warm.cursor_row == warm.row_count - 1
-        assert app.query_one("#note").border_title == warm.cell(warm.row_count - 1, "note")
+        assert app.query_one("#note").border_title == warm.path_at(warm.row_count - 1)
         await pilot.press("home")
         assert warm.cursor_row == 0
         await pilot.press("question_mark")
@@ -928,5 +928,27 @@ def test_a_sort_holds_when_the_terminal_changes_width(ws: Workspace) -> None:
             await pilot.resize_terminal(80, 24)
             await settle(pilot)
             assert warm.sort_column is None and warm.border_subtitle == ""
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)])
+def test_a_note_deep_in_folders_shows_its_name_before_its_folder(ws: Workspace, size: tuple[int, int]) -> None:
+    folder = "Projects/Clients/Acme Corporation/Quarterly planning"
+    path = f"{folder}/Greenhouse irrigation timer.md"
+    note = ws.vault.root / path
+    note.parent.mkdir(parents=True)
+    note.write_text("The greenhouse irrigation timer runs at six and at nine, twelve minutes each.\n", "utf-8")
+    app = CompanionApp(ws, as_of=NOW)
+
+    async def go() -> None:
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await show(pilot, "greenhouse irrigation timer", path)
+            warm = app.query_one(WarmPane)
+            assert warm.cell(0, "note") == f"Greenhouse irrigation timer  {folder}/"
+            # What the pane shows of the first row: the name, whatever the width cuts of the folder after it.
+            shown = "".join(warm.render_line(y).text for y in range(warm.size.height))
+            assert "Greenhouse irrigation" in shown, shown
 
     asyncio.run(go())
