@@ -3,11 +3,8 @@ words index kept and searched meanwhile; an index made with one model is never s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-import numpy.typing as npt
 import pytest
 
 from companion.embedding.hashing import HashEmbedder
@@ -15,6 +12,7 @@ from companion.errors import ConfigError, ModelError
 from companion.recall.fusion import FEATURES
 from companion.workspace import Workspace
 from tests.helpers.cli import companion_json
+from tests.helpers.embedders import QuestionsAsked
 from tests.helpers.files import write
 from tests.helpers.workspaces import workspace
 
@@ -116,20 +114,8 @@ def test_index_says_the_model_changed(built: Path, tmp_path: Path) -> None:
     assert changed["chunks_embedded"] == changed["chunks_total"] > 0
 
 
-class _Asked(HashEmbedder):
-    """The hashing embedder, noting which texts it was asked to embed as questions."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.questions: list[str] = []
-
-    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        self.questions.extend(texts)
-        return super().embed_queries(texts)
-
-
 def test_questions_asked_in_a_batch_are_embedded_as_questions(built: Path) -> None:
-    embedder = _Asked()
+    embedder = QuestionsAsked()
     ws = workspace(built, embedder)
     searcher = ws.searcher()
     searcher.embed_queries(["garden fence posts", "boiler pressure"])

@@ -2,39 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 import pytest
 
 from companion.embedding.hashing import HashEmbedder
 from companion.errors import ModelError
 from indexer.question_vectors import QuestionVectors
+from tests.helpers.embedders import QuestionsAsked
 from tests.helpers.files import write
 from tests.helpers.workspaces import workspace
 
 
-class _Asked(HashEmbedder):
-    """The hashing embedder, noting each question it embeds."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.asked: list[str] = []
-
-    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        self.asked.extend(texts)
-        return super().embed_queries(texts)
-
-
 def test_a_question_is_embedded_once() -> None:
-    model = _Asked()
+    model = QuestionsAsked()
     questions = QuestionVectors(lambda: model)
     vector = questions.vector("boiler pressure")
     assert questions.vector("boiler pressure") is vector
     questions.embed_many(["boiler pressure", "garden fence", "garden fence", " "])
-    assert model.asked == ["boiler pressure", "garden fence"]
+    assert model.questions == ["boiler pressure", "garden fence"]
     assert np.allclose(vector, HashEmbedder().embed_queries(["boiler pressure"])[0])
 
 
@@ -51,23 +38,23 @@ def test_a_search_embeds_its_question_once(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     write(vault, "Boiler.md", "The boiler pressure dropped to 0.8 bar; top it up from the filling loop.\n")
     write(vault, "Fence.md", "The garden fence needs two new posts before the winter storms.\n")
-    model = _Asked()
+    model = QuestionsAsked()
     ws = workspace(vault, model)
     ws.indexer().sync()
     hits = ws.searcher().search("boiler pressure", k=2)
     assert hits[0].path == "Boiler.md"
     assert hits[0].dense > 0.3
-    assert model.asked.count("boiler pressure") == 1
+    assert model.questions.count("boiler pressure") == 1
     ws.close()
 
 
 def test_a_search_of_an_index_without_vectors_does_not_open_the_model(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     write(vault, "Boiler.md", "The boiler pressure dropped to 0.8 bar; top it up from the filling loop.\n")
-    model = _Asked()
+    model = QuestionsAsked()
     ws = workspace(vault, model)
     ws.indexer().sync(embed_for_s=0)
     hits = ws.searcher().search("boiler pressure", k=2)
     assert [h.path for h in hits] == ["Boiler.md"]
-    assert model.asked == []  # the best word match waits for its vectors: the model is not even asked
+    assert model.questions == []  # the best word match waits for its vectors: the model is not even asked
     ws.close()

@@ -1,0 +1,23 @@
+"""Embedders for tests that must see what recall asks of the model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from companion.embedding.hashing import HashEmbedder
+
+
+class QuestionsAsked(HashEmbedder):
+    """The hashing embedder, noting each text it was asked to embed as a question."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.questions: list[str] = []
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Note the questions, then embed them as the hashing embedder does."""
+        self.questions.extend(texts)
+        return super().embed_queries(texts)
