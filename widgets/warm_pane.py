@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from rich.text import Text
@@ -201,7 +202,7 @@ class WarmPane(KeyedTable):
                 # A summary's file name says nothing: it is named as the pushed-out rows are, by when and what was said.
                 note = f"{(item.date or '')[:10]} {item.title}".strip()
             else:
-                note = note_cell(item.path, "" if _same_name(heading, item.path) else heading)
+                note = note_cell(item.path, heading)
             arrived = before is not None and item.path not in before
             rows.append(
                 (
@@ -308,6 +309,8 @@ class WarmPane(KeyedTable):
         return self.NoteSelected(path)
 
 
+_DAY_FIRST = re.compile(r"^\d{4}-\d{2}-\d{2}\s+")
+"""The day a dated note's name starts with."""
 _TIER_LABELS = {"temporal": "recent"}
 """How a tier reads in the pane, where it is not its own name."""
 
@@ -318,11 +321,11 @@ def _tier(tier: str, *, arrived: bool) -> str | Text:
 
 
 def note_cell(path: str, heading: str = "", when: str = "") -> Text:
-    """A note's cell: its name first (what tells one note from another), the heading its passage sits under, the day
-    it changed, then its folder, dimmed. The pane cuts a long cell at its edge: a deep folder went first and hid the
-    name."""
+    """A note's cell: its name first (what tells one note from another), the heading its passage sits under (unless
+    it only repeats the name), the day it changed, then its folder, dimmed. The pane cuts a long cell at its edge:
+    a deep folder went first and hid the name."""
     cell = Text(title_of(path), end="")
-    if heading:
+    if not _same_name(heading, path):
         cell.append(f" › {heading}")
     if when:
         cell.append(f" ({when})")
@@ -333,8 +336,12 @@ def note_cell(path: str, heading: str = "", when: str = "") -> Text:
 
 
 def _same_name(heading: str, path: str) -> bool:
-    """Whether a passage's heading only repeats the note's name (no need to show it twice)."""
-    return not heading or heading.strip().casefold() == title_of(path).casefold()
+    """Whether a passage's heading only repeats the note's name (no need to show it twice), also the name after
+    the day a dated note's name starts with ("2026-08-30 Invoices" under its heading "Invoices")."""
+    if not heading:
+        return True
+    name = title_of(path).casefold()
+    return heading.strip().casefold() in (name, _DAY_FIRST.sub("", name, count=1))
 
 
 def _bm25(score: float, every_word: bool) -> str | Text:
