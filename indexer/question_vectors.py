@@ -46,10 +46,11 @@ class QuestionVectors:
         if not todo:
             return
         embedder = self.embedder()
+        if len(self._kept) + len(todo) > _KEPT:
+            self._kept.clear()  # once, before: a batch larger than the cache keeps every one of its vectors
         for start in range(0, len(todo), _BATCH):
             part = todo[start : start + _BATCH]
-            for query, vector in zip(part, embedder.embed_queries(part), strict=True):
-                self._keep(query, vector)
+            self._kept.update(zip(part, embedder.embed_queries(part), strict=True))
 
     def _keep(self, query: str, vector: npt.NDArray[np.float32]) -> None:
         if len(self._kept) > _KEPT:
