@@ -104,9 +104,10 @@ def test_the_app_in_a_small_tmux_terminal(demo: Path, terminal: Callable[..., Te
     term.wait(r"ski trip budget")
     term.keys("Enter", pause=0.4)
     term.wait(r"Warm: 'ski trip budget' \(\d+\)")
-    # At 80 columns the warm pane shows the relevance, the decay and the tier before the note's name.
+    # At 80 columns the warm pane shows the relevance, the decay and the tier before the note's name, and the name
+    # before its folder.
     term.wait(r"relevance\s+decay\s+tier\s+note")
-    row = term.wait(r"(\d\.\d{3})\s+(\d\.\d\d)\s+(warm|hot|recent|new)\s+Memory/Ski trip budget\.md")
+    row = term.wait(r"(\d\.\d{3})\s+(\d\.\d\d)\s+(warm|hot|recent|new)\s+Ski trip budget\s+Memory/")
     assert 0.4 <= float(row.group(1)) <= 1.0  # a match: at or above the relevance floor
     assert 0.25 <= float(row.group(2)) <= 1.0  # the demo policy's decay floor and ceiling
     term.keys("v", pause=0.4)
