@@ -5,6 +5,7 @@ question as a whole, in the form `companion.recall.fusion` reads them."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +20,12 @@ from indexer.terms import query_terms
 
 _TITLE_ITEM = np.dtype(TITLE_VECTOR_DTYPE).itemsize  # bytes per number of a stored title vector
 _LANGUAGE_VOTERS = 10  # the best word matches whose languages name a question's when its words name none
+
+
+@lru_cache(maxsize=65_536)
+def _title_words(title: str) -> frozenset[str]:
+    # Kept by title: every question meets a couple of hundred candidates, and the same notes come back often.
+    return frozenset(query_terms(title))
 
 
 class CandidateFeatures:
@@ -87,7 +94,7 @@ class CandidateFeatures:
         every_set = set(every)
         out: dict[str, tuple[float, ...]] = {}
         for path, record in records.items():
-            title_words = set(query_terms(record.title))
+            title_words = _title_words(record.title)
             overlap = 2 * len(title_words & words) / (len(title_words) + len(words)) if title_words else 0.0
             evidence = Evidence(
                 cosine=dense.get(path),

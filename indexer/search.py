@@ -13,7 +13,7 @@ import numpy.typing as npt
 from companion.config import RecallConfig
 from companion.embedding.providers import Embedder
 from companion.errors import ModelError, StoreError
-from companion.recall.candidates import Hit, NoteInfo, fuse, lexical_dense_weight
+from companion.recall.candidates import Fused, Hit, NoteInfo, fuse, lexical_dense_weight
 from companion.recall.fusion import FusionModel, name_rank, own_language_names
 from companion.recall.scope import Scope
 from companion.vault.dates import note_day
@@ -251,16 +251,22 @@ class Searcher:
             if self.capture is not None:
                 self.capture.append((query, dict(learned)))
         named: dict[str, int] = {}
+        in_order: Iterable[Fused] = ranked
         if model is not None and learned and dense_weight < 1.0:  # dense_weight 1: the embeddings alone
-            ranked = [replace(f, score=model.relevance(learned[f.key]), words=0.0) for f in ranked if f.key in learned]
+            relevance = {f.key: model.relevance(learned[f.key]) for f in ranked if f.key in learned}
             named = own_language_names({p: name_rank(v) for p, v in learned.items() if name_rank(v)})
             # An exact title or alias names the note: first, whatever the rest of the evidence says.
-            ranked.sort(key=lambda f: (-named.get(f.key, 0), -round(f.score, 9), f.key))
+            order = sorted(
+                (f for f in ranked if f.key in relevance),
+                key=lambda f: (-named.get(f.key, 0), -round(relevance[f.key], 9), f.key),
+            )
+            # Only the few taken below become new values: a search has a couple of hundred candidates.
+            in_order = (replace(f, score=relevance[f.key], words=0.0) for f in order)
         else:
             records = self.manifest.notes_by_path([f.key for f in ranked[: k * 2]])
             if len(records) < min(k, len(ranked)):
                 records = self.manifest.notes_by_path([f.key for f in ranked])
-        for fused in ranked:
+        for fused in in_order:
             record = records.get(fused.key)
             if record is None:  # written to the store, not yet committed to the manifest
                 continue

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -245,7 +246,10 @@ class FusionModel:
 
     def logit(self, vector: Sequence[float]) -> float:
         """The model's log-odds for one feature vector."""
-        return self.bias + sum(w * x for w, x in zip(self.weights, vector, strict=True))
+        if len(vector) != len(self.weights):
+            raise ValueError(f"a feature vector of {len(vector)} numbers for {len(self.weights)} weights")
+        # `map` over `operator.mul` rather than a generator: a search scores a couple of hundred candidates.
+        return self.bias + sum(map(operator.mul, self.weights, vector))
 
     def relevance(self, vector: Sequence[float]) -> float:
         """The probability that the note is a match, in (0, 1)."""
