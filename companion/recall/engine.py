@@ -23,37 +23,34 @@ from pathlib import Path
 from companion.config import RecallConfig
 from companion.errors import ConfigError, NoteError
 from companion.recall.access import AccessLog
-from companion.recall.candidates import Hit, NoteIndex, NoteInfo
+from companion.recall.candidates import Hit, NoteIndex
 from companion.recall.dates import DateRange, find_date_range
 from companion.recall.decay import AccessStats, Decay, decay
 from companion.recall.fusion import NO_EVIDENCE, FusionModel, default_model
+from companion.recall.graphsignal import graph_neighbours, graph_signal
+from companion.recall.passages import Passages
 from companion.recall.recap import latest_first, list_period, period_first, recap_period, topic_of
 from companion.recall.results import (
-    BOOST_LOG_ODDS,
-    ODDS_POWER,
     SUPERSEDED_FACTOR,
     Explanation,
     Located,
     RecalledContext,
     RecallItem,
     Tier,
+    log_odds,
+    relative_odds,
 )
 from companion.recall.scope import Scope
-from companion.recall.sessionhits import carry_sessions, session_passage, session_title
+from companion.recall.sessionhits import carry_sessions, session_title
 from companion.recall.sessionrefs import SessionRef, collect_sessions, ref_in_scope
 from companion.recall.superseded import below_replacements
 from companion.recall.temporal import TemporalItem, is_pure_recap, recap_boost, recent_items
 from companion.retention import RetentionPolicy
 from companion.vault.dates import session_datetime
-from companion.vault.notes import Note
 from companion.vault.reader import ObsidianVault
 from companion.vault.sessions import SessionSummary, local_moment, partition_hot, window_start
 
-_COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
 _WORD_OR_NUMBER = re.compile(r"[^\W_]", re.UNICODE)
-_BLOCK_ID = re.compile(r"\s\^([A-Za-z0-9-]+)\s*$", re.MULTILINE)
-_GRAPH_SOURCES = 10  # strongest candidates whose links count as a relevance signal
-_GRAPH_EXPAND = 3  # strongest candidates whose neighbours are added as candidates
 
 
 class Recall:
@@ -75,6 +72,8 @@ class Recall:
         self.policy = policy
         self.settings = settings or RecallConfig()
         self.access = access
+        self.passages = Passages(vault, index)
+        """Reads what a recalled note shows of itself from the vault."""
         self._fusion: tuple[tuple[str, str, int, bool], FusionModel | None] | None = None  # see `fusion`
         self._built: dict[str, tuple[str, SessionSummary, str]] = {}  # see `collect_sessions`
         self._day_refs: tuple[tuple[object, ...], list[SessionRef]] | None = None  # see `sessions_since`
@@ -260,60 +259,15 @@ class Recall:
 
     def passage(self, item: RecallItem, max_chars: int = 1200) -> str:
         """The text of an item's best chunk (the whole body's start when no chunk matched), read from the vault."""
-        found = self._chunk(item)
-        return "" if found is None else _cut(found[1].strip(), max_chars)
+        return self.passages.passage(item, max_chars)
 
     def locate(self, item: RecallItem, snippet_chars: int = 160) -> Located:
-        """The heading or block an item's best chunk sits at, as a link Obsidian opens, and the passage itself.
-
-        Chunk anchors (`boiler~0`, `t12`) are the index's own ids; this turns them into what a person follows.
-        """
-        title = item.path.rsplit("/", 1)[-1].removesuffix(".md")
-        found = self._chunk(item)
-        if found is None:
-            return Located(f"[[{title}]]", "", "")
-        note, passage, first, in_chunk = found
-        heading = next((h.text for h in reversed(note.headings) if h.line <= first), "")
-        if heading.strip().casefold() == title.casefold():
-            heading = ""  # a first heading that repeats the title says nothing the title does not
-        block = _BLOCK_ID.search(passage)
-        if heading:
-            link = f"[[{title}#{heading}]]"
-        elif block is not None and in_chunk:
-            link = f"[[{title}#^{block.group(1)}]]"
-        else:
-            link = f"[[{title}]]"
-        text = " ".join(_BLOCK_ID.sub("", _COMMENT.sub("", passage)).split())
-        return Located(link, heading, _cut(text, snippet_chars))
-
-    def _chunk(self, item: RecallItem) -> tuple[Note, str, int, bool] | None:
-        """(the note, its best chunk's text, the file line that text starts at, whether a chunk was found); the whole
-        body when none was. None when the note cannot be read (recorded among the vault's problems)."""
-        try:
-            note = self.vault.read_note(item.path)
-        except NoteError as exc:
-            self.vault.problems.append((exc.path, exc.reason))
-            return None
-        if note.kind == "session":
-            return note, session_passage(note), note.body_line, False  # its messages are properties, not body
-        lines = self.index.chunk_lines(item.path, item.anchor) if item.anchor else None
-        if lines is None:
-            return note, note.body, note.body_line, False
-        text = "\n".join(note_lines(note.body, note.body_line)[lines[0] : lines[1]])
-        return note, text, lines[0], True
+        """The heading or block an item's best chunk sits at, as a link Obsidian opens, and the passage itself."""
+        return self.passages.locate(item, snippet_chars)
 
     def latest_summary(self, as_of: dt.datetime | None = None) -> tuple[str, str] | None:
-        """(path, body) of the newest `type: summary` note up to `as_of`, or None; `%% comments %%` are left out, as
-        Obsidian leaves them out of what it shows."""
-        info = self.index.latest_of_type("summary", local_moment(as_of).date())
-        if info is None:
-            return None
-        try:
-            body = self.vault.read_note(info.path).body
-            return info.path, _COMMENT.sub("", body).strip()
-        except NoteError as exc:
-            self.vault.problems.append((exc.path, exc.reason))
-            return None
+        """(path, body) of the newest `type: summary` note up to `as_of`, or None (see `Passages.latest_summary`)."""
+        return self.passages.latest_summary(as_of)
 
     def use_of(self, path: str, when: dt.datetime | None = None) -> tuple[AccessStats, Decay]:
         """A note's access statistics and the decay they give at `when` (now when None): what a list shows of a note
@@ -374,8 +328,9 @@ class Recall:
         carry_sessions(hits, self.index, scope)
         if not hits:
             return []
-        graph, via = self._graph_signal(list(hits.values()))
-        for path, (info, parent) in self._graph_neighbours(list(hits.values()), scope).items():
+        graph, via = graph_signal(list(hits.values()), settings.graph_weight)
+        neighbours = graph_neighbours(self.index, list(hits.values()), scope) if settings.graph_weight > 0 else {}
+        for path, (info, parent) in neighbours.items():
             if path not in hits:
                 hits[path] = Hit(path, 0.0, 0.0, 0.0, 0.0, 0.0, "", info)
                 graph[path] = settings.graph_weight * parent.score
@@ -484,50 +439,6 @@ class Recall:
         learned = self.fusion is not None and getattr(self.index, "dense_unavailable", None) is None
         return self.settings.relevance_floor if learned else WEIGHTED_FLOOR
 
-    def _graph_signal(self, hits: Sequence[Hit]) -> tuple[dict[str, float], dict[str, str]]:
-        """Boost candidates linked (either way) with one of the strongest candidates."""
-        weight = self.settings.graph_weight
-        if weight <= 0:
-            return {}, {}
-        names = _name_index(hits)
-        links_of = {h.path: {_link_name(t) for t in h.info.links} for h in hits}
-        boost: dict[str, float] = {}
-        via: dict[str, str] = {}
-        strongest = sorted(hits, key=lambda h: -h.score)[:_GRAPH_SOURCES]
-        for source in strongest:
-            linked: set[str] = set()
-            for name in links_of[source.path]:
-                linked.update(names.get(name, ()))
-            own = _names_of(source.info)
-            linked.update(h.path for h in hits if links_of[h.path] & own)
-            linked.discard(source.path)
-            for path in linked:
-                gain = weight * source.score
-                if gain > boost.get(path, 0.0):
-                    boost[path] = gain
-                    via[path] = source.path
-        return boost, via
-
-    def _graph_neighbours(self, hits: Sequence[Hit], scope: Scope) -> dict[str, tuple[NoteInfo, Hit]]:
-        """Notes the strongest candidates link to, as new candidates (the graph retrieval path)."""
-        if self.settings.graph_weight <= 0:
-            return {}
-        strongest = sorted(hits, key=lambda h: -h.score)[:_GRAPH_EXPAND]
-        wanted: dict[str, Hit] = {}
-        for hit in strongest:
-            for target in hit.info.links:
-                wanted.setdefault(_link_name(target), hit)
-        if not wanted:
-            return {}
-        found = self.index.titled(wanted)
-        paths = {paths[0]: wanted[name] for name, paths in found.items() if paths}
-        infos = self.index.infos(list(paths))
-        out: dict[str, tuple[NoteInfo, Hit]] = {}
-        for path, info in infos.items():
-            if scope.matches(path, info.kind, info.note_type, info.day, info.frontmatter):
-                out[path] = (info, paths[path])
-        return out
-
     def _with_body(self, summary: SessionSummary) -> SessionSummary:
         if summary.body:
             return summary
@@ -540,28 +451,6 @@ class Recall:
 
 WEIGHTED_FLOOR = 0.1
 """The relevance floor of the weighted sum (its relevance is not a probability)."""
-
-
-def log_odds(logit: float, boost: float) -> float:
-    """A learned relevance's log-odds with the graph and date boosts added (`BOOST_LOG_ODDS` per unit)."""
-    return logit + BOOST_LOG_ODDS * boost
-
-
-def relative_odds(log_odds: float, best: float) -> float:
-    """The score the decay multiplies under the learned fusion: the odds that the note answers the question (with
-    its boosts) against the best candidate's, to the power `ODDS_POWER`; 1 for the best, in (0, 1] for the rest.
-
-    Probabilities crowd near 1 for good candidates (0.996 and 0.957 differ by 4%, their odds tenfold), so a
-    multiplier on the probability would let the decay (0.55 for a note never used, 1.0 for one used today) outrank
-    a clearly better answer; on the odds to the sixth it shifts the log-odds by at most 0.1 between a note used
-    today and one never used (0.23 against a stale note at the floor of 0.25): it decides between notes of all but
-    equal relevance, and use never buries the right answer.
-    Measured on the help vault's questions, one half asked after the other had been used: on squared odds (a
-    shift of up to 0.3) two answers the title's meaning had just lifted to fourth fell back to sixth behind notes
-    other questions had used; to the sixth neither half lost an answer from its top 5, where a multiplier on the
-    probability cost MRR 0.13. Dividing by the best candidate's odds changes no ranking.
-    """
-    return math.exp(max(ODDS_POWER * (log_odds - best), -60.0))
 
 
 def weights_file(settings: RecallConfig, vault_root: Path) -> Path | None:
@@ -585,11 +474,6 @@ def fusion_model(settings: RecallConfig, vault_root: Path, multilingual: bool = 
         raise ConfigError(f"recall.fusion_weights: {exc}") from exc
 
 
-def note_lines(body: str, body_line: int) -> list[str]:
-    """The note's lines indexed as in its file: the frontmatter lines are blanks, so file line numbers apply."""
-    return [""] * body_line + body.split("\n")
-
-
 def _drop_later_today(hits: dict[str, Hit], moment: dt.datetime) -> None:
     """Leave out notes of `moment`'s own day stamped later than it: the index filters by day, a replay by time."""
     today = moment.date().isoformat()
@@ -610,32 +494,3 @@ def _distinct(items: Iterable[RecallItem]) -> list[RecallItem]:
             seen.add(item.path)
             out.append(item)
     return out
-
-
-def _link_name(target: str) -> str:
-    name = target.rsplit("/", 1)[-1]
-    return name.removesuffix(".md").casefold()
-
-
-def _names_of(info: NoteInfo) -> set[str]:
-    names = {info.title.casefold()}
-    if '"aliases"' not in info.fields_json:
-        return names  # most notes have none: skip decoding their frontmatter
-    aliases = info.frontmatter.get("aliases")
-    if isinstance(aliases, list):
-        names.update(str(a).casefold() for a in aliases)
-    elif isinstance(aliases, str):
-        names.add(aliases.casefold())
-    return names
-
-
-def _name_index(hits: Sequence[Hit]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for hit in hits:
-        for name in _names_of(hit.info):
-            out.setdefault(name, []).append(hit.path)
-    return out
-
-
-def _cut(text: str, max_chars: int) -> str:
-    return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"

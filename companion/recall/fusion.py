@@ -249,7 +249,7 @@ class FusionModel:
         if len(vector) != len(self.weights):
             raise ValueError(f"a feature vector of {len(vector)} numbers for {len(self.weights)} weights")
         # `map` over `operator.mul` rather than a generator: a search scores a couple of hundred candidates.
-        return self.bias + sum(map(operator.mul, self.weights, vector))
+        return self.bias + float(sum(map(operator.mul, self.weights, vector)))
 
     def relevance(self, vector: Sequence[float]) -> float:
         """The probability that the note is a match, in (0, 1)."""

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from companion.config import RecallConfig
-from companion.recall.engine import Recall, log_odds, relative_odds
+from companion.recall.engine import Recall
 from companion.recall.fusion import default_model
-from companion.recall.results import RecalledContext
+from companion.recall.results import RecalledContext, log_odds, relative_odds
 from companion.recall.scope import Scope
 from companion.retention import RetentionPolicy
 from companion.workspace import Workspace

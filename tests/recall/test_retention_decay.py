@@ -11,7 +11,7 @@ import pytest
 from companion.config import CompanionConfig, load_config, save_config
 from companion.errors import ConfigError
 from companion.recall.decay import AccessStats, decay
-from companion.recall.engine import relative_odds
+from companion.recall.results import relative_odds
 from companion.retention import RetentionPolicy
 from tests.helpers.files import write
 
