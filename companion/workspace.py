@@ -30,6 +30,7 @@ from companion.secrets import RULES_VERSION
 from companion.vault.discovery import VaultLocation, locate_vault
 from companion.vault.reader import ObsidianVault
 from indexer.chunking import CHUNKER_VERSION, Chunker
+from indexer.embedphase import Progress
 from indexer.manifest import Manifest
 from indexer.model_choice import ModelChoice, model_in_use, wanted_model
 from indexer.owner import WAIT_FOR_SHORT_S, SharedStore, StoreOwner
@@ -37,7 +38,7 @@ from indexer.repair import Mended, mend
 from indexer.report import IndexReport
 from indexer.search import Searcher
 from indexer.store import VectorStore, remove_embedded_store
-from indexer.sync import Indexer, Progress, Reading
+from indexer.sync import Indexer, Reading
 
 CATCH_UP_EMBED_S = 10.0
 """How long a command that answers (recall, a search, an agent's tool call) embeds before answering: enough for

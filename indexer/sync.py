@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import numpy.typing as npt
 
 from companion.embedding.providers import Embedder
 from companion.errors import NoteError, VaultError
@@ -32,7 +31,8 @@ from companion.vault.dates import note_day
 from companion.vault.notes import FileStat, Note
 from companion.vault.reader import ObsidianVault, valid_name
 from indexer.chunking import Chunk, Chunker, redact_note
-from indexer.manifest import TITLE_VECTOR_DTYPE, Manifest
+from indexer.embedphase import EMBED_BATCH, EmbeddingPhase, Progress
+from indexer.manifest import Manifest
 from indexer.owner import SharedStore
 from indexer.records import ChunkRecord, NoteRecord, Unembedded
 from indexer.report import IndexReport
@@ -41,16 +41,10 @@ from indexer.summaries import Summaries
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[int, int, float | None], None]
-"""Called with (chunks embedded, chunks to embed, seconds left or None) while chunks are embedded."""
 Reading = Callable[[int, int], None]
 """Called with (notes read, notes to read) while changed notes are read and chunked, before any is embedded."""
 
-_EMBED_SLICE = 64
-_TITLE_BATCH = 256  # titles embedded and committed together
-_EMBED_BATCH = 1024  # chunks embedded and committed together: a kill loses at most these, sorted by length within
 _WORDS_BATCH_NOTES = 200  # notes read and committed together in the words phase
-_EMBED_BATCH_BOUNDED = 128  # chunks a batch holds when the embedding has a time limit: about 2 s of the model here
 _URGENT_NOTES = 64  # up to this many changed notes are an edit, embedded before any backlog
 _URGENT_DAY = 99_991_231  # the queue's order key of an edit's chunks: after every real date
 
@@ -136,17 +130,12 @@ class Indexer:
         self.batch_chunks = batch_chunks
         self.summaries = Summaries(manifest, vault.config.sessions.boilerplate_sessions, self._read_redacted)
         """What of each session summary is indexed (its boilerplate left out)."""
-        # The embedding rate measured by this indexer (model tokens and the wall time they took, the store's writes
-        # included), for time estimates.
-        self._rate_tokens = 0
-        self._rate_s = 0.0
+        self.embedding = EmbeddingPhase(manifest, lambda: self.embedder, lambda: self.store)
+        """The meaning phase: embeds what the words phase queued, and measures its own rate."""
 
     def time_left(self, tokens: int) -> float | None:
-        """Seconds to embed `tokens` model tokens at the rate this indexer has measured (a chunk of 250 tokens costs
-        about ten of 25); None before any measure."""
-        if self._rate_tokens <= 0:
-            return None
-        return max(tokens, 0) * self._rate_s / self._rate_tokens
+        """Seconds to embed `tokens` model tokens at the rate measured so far (see `EmbeddingPhase.time_left`)."""
+        return self.embedding.time_left(tokens)
 
     @property
     def store(self) -> VectorStore | SharedStore:
@@ -499,89 +488,11 @@ class Indexer:
         report: IndexReport | None = None,
         *,
         for_s: float | None = None,
-        batch: int = _EMBED_BATCH,
+        batch: int = EMBED_BATCH,
     ) -> IndexReport:
-        """Embed the titles still without a vector (a few words each: seconds for thousands), then the chunks still
-        without one, newest notes first, in batches that each commit on their own (a kill loses at most one
-        batch); stop after `for_s` seconds when given (what is left waits for the next call). `progress` is told
-        the chunks done and to do, and the time left as measured so far."""
-        report = report if report is not None else IndexReport()
-        if for_s is not None:
-            batch = min(batch, _EMBED_BATCH_BOUNDED)  # the time is checked between batches
-        total, tokens_left = self.manifest.unembedded_totals()
-        report.chunks_left, report.left_s = total, self.time_left(tokens_left) if total else None
-        titles = report.titles_left = self.manifest.untitled_count()
-        if not (total or titles) or (for_s is not None and for_s <= 0):
-            return report
-        embedder = self.embedder  # loaded before the clock starts: loading is not embedding
-        started = time.perf_counter()
-        if titles:
-            self._embed_titles(embedder, None if for_s is None else started + for_s, report)
-        done = 0
-        if progress and total:
-            progress(0, total, self.time_left(tokens_left))
-        while total and (for_s is None or time.perf_counter() - started < for_s):
-            rows = self.manifest.next_unembedded(batch)
-            if not rows:
-                break
-            began = time.perf_counter()
-            ids = [r.id for r in rows]
-            self.manifest.journal(ids)
-            vectors: dict[str, npt.NDArray[np.float32]] = {}
-            # Sorted by length so each slice pads little; sliced so progress moves while the model works.
-            todo = sorted(rows, key=lambda r: len(r.text))
-            for at in range(0, len(todo), _EMBED_SLICE):
-                part = todo[at : at + _EMBED_SLICE]
-                slice_began = time.perf_counter()
-                embedded = embedder.embed([r.text for r in part])
-                now = time.perf_counter()
-                report.embed_s += now - slice_began
-                for row, vector in zip(part, embedded, strict=True):
-                    vectors[row.id] = vector
-                done += len(part)
-                tokens = sum(r.tokens for r in part)
-                tokens_left -= tokens
-                self._rate_tokens += tokens
-                self._rate_s += now - began
-                began = now
-                if progress:
-                    progress(min(done, total), total, self.time_left(tokens_left))
-            self.store.upsert(ids, np.stack([vectors[i] for i in ids]).astype(np.float32), [r.metadata for r in rows])
-            with self.manifest.transaction() as db:
-                self.manifest.mark_embedded(db, ids)
-                self.manifest.clear_journal(db, ids)
-            self._rate_s += time.perf_counter() - began  # the store's write and the commit are part of the cost
-            report.chunks_embedded += len(rows)
-        left, tokens_left = self.manifest.unembedded_totals()
-        report.chunks_left, report.left_s = left, self.time_left(tokens_left) if left else None
-        report.titles_left = self.manifest.untitled_count()
-        report.elapsed_s += time.perf_counter() - started  # a sync sets its own whole time afterwards
-        return report
-
-    def _embed_titles(self, embedder: Embedder, until: float | None, report: IndexReport) -> None:
-        """Embed the titles still without a vector (a few words each: a 6,000-note vault's take seconds), in
-        batches that commit on their own, until the perf-counter time `until`.
-
-        Vectors made by another model than this one are dropped first: a cosine between two models means nothing.
-        """
-        if self.manifest.get_meta("title_model") != embedder.model_id:
-            self.manifest.forget_title_vectors(embedder.model_id)
-        while until is None or time.perf_counter() < until:
-            rows = self.manifest.untitled(_TITLE_BATCH)
-            if not rows:
-                break
-            began = time.perf_counter()
-            vectors = embedder.embed([title for _, title in rows])
-            report.embed_s += time.perf_counter() - began
-            with self.manifest.transaction() as db:
-                self.manifest.set_title_vectors(
-                    db,
-                    [
-                        (path, np.asarray(v, dtype=TITLE_VECTOR_DTYPE).tobytes())
-                        for (path, _), v in zip(rows, vectors, strict=True)
-                    ],
-                )
-            report.titles_embedded += len(rows)
+        """Embed what the words phase left without a vector, newest notes first, for at most `for_s` seconds when
+        given (see `EmbeddingPhase.run`)."""
+        return self.embedding.run(progress, report, for_s=for_s, batch=batch)
 
     def _delete(self, paths: Sequence[str], report: IndexReport) -> None:
         ids = [c.id for p in paths for c in self.manifest.chunks(p)]

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import watchfiles
 
+from indexer.embedphase import Progress
 from indexer.report import IndexReport
-from indexer.sync import Indexer, Progress
+from indexer.sync import Indexer
 
 log = logging.getLogger(__name__)
 
