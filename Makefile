@@ -46,6 +46,7 @@ check: install lint typecheck docs test
 
 screenshot: install
 	$(BIN)/python docs/make_screenshot.py
+	$(BIN)/python docs/make_browser_screenshot.py
 
 format:
 	$(BIN)/ruff format companion indexer widgets tests

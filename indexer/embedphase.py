@@ -14,7 +14,8 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.embedding.providers import Embedder
-from indexer.manifest import TITLE_VECTOR_DTYPE, Manifest
+from indexer.derived import TITLE_VECTOR_DTYPE
+from indexer.manifest import Manifest
 from indexer.owner import SharedStore
 from indexer.report import IndexReport
 from indexer.store import VectorStore
@@ -74,9 +75,9 @@ class EmbeddingPhase:
         report = report if report is not None else IndexReport()
         if for_s is not None:
             batch = min(batch, EMBED_BATCH_BOUNDED)  # the time is checked between batches
-        total, tokens_left = self.manifest.unembedded_totals()
+        total, tokens_left = self.manifest.queue.unembedded_totals()
         report.chunks_left, report.left_s = total, self.time_left(tokens_left) if total else None
-        titles = report.titles_left = self.manifest.untitled_count()
+        titles = report.titles_left = self.manifest.derived.untitled_count()
         if not (total or titles) or (for_s is not None and for_s <= 0):
             return report
         embedder = self._embedder()  # loaded before the clock starts: loading is not embedding
@@ -87,12 +88,12 @@ class EmbeddingPhase:
         if progress and total:
             progress(0, total, self.time_left(tokens_left))
         while total and (for_s is None or time.perf_counter() - started < for_s):
-            rows = self.manifest.next_unembedded(batch)
+            rows = self.manifest.queue.next_unembedded(batch)
             if not rows:
                 break
             began = time.perf_counter()
             ids = [r.id for r in rows]
-            self.manifest.journal(ids)
+            self.manifest.queue.journal(ids)
             vectors: dict[str, npt.NDArray[np.float32]] = {}
             # Sorted by length so each slice pads little; sliced so progress moves while the model works.
             todo = sorted(rows, key=lambda r: len(r.text))
@@ -115,13 +116,13 @@ class EmbeddingPhase:
             matrix = np.stack([vectors[i] for i in ids]).astype(np.float32)
             self._store().upsert(ids, matrix, [r.metadata for r in rows])
             with self.manifest.transaction() as db:
-                self.manifest.mark_embedded(db, ids)
-                self.manifest.clear_journal(db, ids)
+                self.manifest.queue.mark_embedded(db, ids)
+                self.manifest.queue.clear_journal(db, ids)
             self._rate_s += time.perf_counter() - began  # the store's write and the commit are part of the cost
             report.chunks_embedded += len(rows)
-        left, tokens_left = self.manifest.unembedded_totals()
+        left, tokens_left = self.manifest.queue.unembedded_totals()
         report.chunks_left, report.left_s = left, self.time_left(tokens_left) if left else None
-        report.titles_left = self.manifest.untitled_count()
+        report.titles_left = self.manifest.derived.untitled_count()
         report.elapsed_s += time.perf_counter() - started  # a sync sets its own whole time afterwards
         return report
 
@@ -132,16 +133,16 @@ class EmbeddingPhase:
         Vectors made by another model than this one are dropped first: a cosine between two models means nothing.
         """
         if self.manifest.get_meta("title_model") != embedder.model_id:
-            self.manifest.forget_title_vectors(embedder.model_id)
+            self.manifest.derived.forget_title_vectors(embedder.model_id)
         while until is None or time.perf_counter() < until:
-            rows = self.manifest.untitled(TITLE_BATCH)
+            rows = self.manifest.derived.untitled(TITLE_BATCH)
             if not rows:
                 break
             began = time.perf_counter()
             vectors = embedder.embed([title for _, title in rows])
             report.embed_s += time.perf_counter() - began
             with self.manifest.transaction() as db:
-                self.manifest.set_title_vectors(
+                self.manifest.derived.set_title_vectors(
                     db,
                     [
                         (path, np.asarray(v, dtype=TITLE_VECTOR_DTYPE).tobytes())

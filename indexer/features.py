@@ -14,7 +14,8 @@ from companion.embedding.providers import Embedder
 from companion.recall.background import rare_unknown_share
 from companion.recall.fusion import Evidence, Question, features, standout
 from companion.recall.language import language_of, question_language
-from indexer.manifest import TITLE_VECTOR_DTYPE, Manifest
+from indexer.derived import TITLE_VECTOR_DTYPE
+from indexer.manifest import Manifest
 from indexer.records import NoteRecord
 from indexer.terms import query_terms
 
@@ -117,7 +118,7 @@ class CandidateFeatures:
         ranking is the same, the relevances lower, until the next embedding pass makes them."""
         if self.manifest.get_meta("title_model") != self._embedder().model_id:
             return {}  # made by another model: their cosines to this model's vector mean nothing
-        stored = self.manifest.title_vectors(paths)
+        stored = self.manifest.derived.title_vectors(paths)
         if not stored:
             return {}
         vector = self._vector(question)
@@ -140,9 +141,11 @@ class CandidateFeatures:
         known = self._languages
         missing = {p for p, r in records.items() if (p, r.content_hash) not in known}
         if missing:
-            stored = self.manifest.languages(sorted(missing))
+            stored = self.manifest.derived.languages(sorted(missing))
             # An index written before languages were kept: guessed here from each note's opening, once.
-            guessed = {p: language_of(t) for p, t in self.manifest.openings(sorted(missing - set(stored))).items()}
+            guessed = {
+                p: language_of(t) for p, t in self.manifest.derived.openings(sorted(missing - set(stored))).items()
+            }
             for path, found in {**stored, **guessed}.items():
                 known[(path, records[path].content_hash)] = found
         return {p: lang for p, r in records.items() if (lang := known.get((p, r.content_hash))) is not None}

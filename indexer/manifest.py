@@ -1,12 +1,9 @@
 """The indexer's own record of what is indexed, and the lexical index beside the vectors.
 
-One SQLite file per vault (WAL mode) holds: every indexed note with the stat and hash it was indexed at, every
-chunk id with the hash of its text, an FTS5 table for BM25 over whole notes, the notes that were skipped and why,
-the chunks whose vectors are still to be made (`unembedded`, with their text: a build writes the words of every
-note first and embeds after, newest first), and a `pending` journal of chunk ids whose vectors are being written.
-Chroma and SQLite cannot share a transaction, so the journal is written (and committed) before Chroma is touched
-and cleared in the same transaction that records the result; whatever is left in it after a crash is undone on the
-next start.
+One SQLite file per vault (WAL mode) holds every indexed note with the stat and hash it was indexed at, every chunk
+id with the hash of its text, an FTS5 table for BM25 over whole notes, and the notes that were skipped and why.
+Beside them on the same connection: the embedding queue and the write journal (`embedqueue`), each note's language
+and title vector (`derived`), and the full-text questions (`wordqueries`).
 """
 
 from __future__ import annotations
@@ -25,14 +22,13 @@ from companion.vault.boilerplate import Boilerplate
 from companion.vault.parse import aliases_of
 from companion.words import segment
 from indexer import noteproblems, sessionshapes
+from indexer.derived import Derived
+from indexer.embedqueue import EmbedQueue
 from indexer.openings import LANGUAGE_RULE, OPENING_CHARS, OPENING_SQL, opening_language
-from indexer.records import NOTE_COLUMNS, ChunkRecord, NoteRecord, Unembedded
+from indexer.records import NOTE_COLUMNS, ChunkRecord, NoteRecord
 from indexer.schema import ADDED_COLUMNS, DERIVED_COLUMNS, SCHEMA, SCHEMA_VERSION
 from indexer.scopesql import casefold_value, json_path, next_day, scope_sql
 from indexer.wordqueries import WordQueries
-
-TITLE_VECTOR_DTYPE = "float16"
-"""How a title's vector is stored: half precision moves a cosine by about 0.001 and halves the space."""
 
 
 class Manifest:
@@ -60,6 +56,10 @@ class Manifest:
                 "Run `companion index --rebuild` to build it again from the vault."
             ) from exc
         self._words = WordQueries(self._db)
+        self.derived = Derived(self._db, self.transaction)
+        """Each note's language and title vector, and the texts they are read from."""
+        self.queue = EmbedQueue(self._db, self.transaction)
+        """The chunks waiting for their vectors, and the journal of vectors being written."""
         if self.get_meta("schema") is None:
             self.set_meta("schema", SCHEMA_VERSION)
             self.set_meta("language_rule", LANGUAGE_RULE)
@@ -304,42 +304,6 @@ class Manifest:
         """Every chunk id the manifest holds."""
         return {str(r[0]) for r in self._db.execute("SELECT id FROM chunks")}
 
-    def embedded_ids(self) -> set[str]:
-        """The chunk ids whose vectors the store should hold: every chunk but those still to be embedded."""
-        rows = self._db.execute("SELECT id FROM chunks WHERE id NOT IN (SELECT id FROM unembedded)")
-        return {str(r[0]) for r in rows}
-
-    def embedded_count(self) -> int:
-        """How many vectors the store should hold."""
-        row = self._db.execute("SELECT (SELECT count(*) FROM chunks) - (SELECT count(*) FROM unembedded)").fetchone()
-        return int(row[0])
-
-    def unembedded_totals(self) -> tuple[int, int]:
-        """(chunks, model tokens) still to be embedded."""
-        row = self._db.execute("SELECT count(*), coalesce(sum(tokens), 0) FROM unembedded").fetchone()
-        return int(row[0]), int(row[1])
-
-    def next_unembedded(self, limit: int) -> list[Unembedded]:
-        """The next chunks to embed: of the newest notes first (by their date, then their file's time)."""
-        rows = self._db.execute(
-            "SELECT id, path, text, meta, tokens FROM unembedded ORDER BY day DESC, mtime_ns DESC, path, ord LIMIT ?",
-            (limit,),
-        )
-        return [Unembedded(str(i), str(p), str(t), str(m), int(n)) for i, p, t, m, n in rows]
-
-    def unembedded_of(self, paths: Iterable[str]) -> set[str]:
-        """Which of these notes have chunks still to be embedded."""
-        rows = rows_in(self._db, "SELECT DISTINCT path FROM unembedded WHERE path IN ({marks})", paths)
-        return {str(r[0]) for r in rows}
-
-    def unembedded_among(self, ids: Iterable[str]) -> set[str]:
-        """Which of these chunk ids are queued for embedding."""
-        return {str(r[0]) for r in rows_in(self._db, "SELECT id FROM unembedded WHERE id IN ({marks})", ids)}
-
-    def unembedded_ids(self, path: str) -> set[str]:
-        """The chunk ids of one note still to be embedded."""
-        return {str(r[0]) for r in self._db.execute("SELECT id FROM unembedded WHERE path = ?", (path,))}
-
     def skipped(self) -> list[tuple[str, str]]:
         """Notes skipped as unreadable, with the reason, by path."""
         rows = self._db.execute("SELECT path, reason FROM skipped ORDER BY path")
@@ -348,10 +312,6 @@ class Manifest:
     def problems(self) -> list[tuple[str, str]]:
         """Notes indexed with a problem their author should fix (properties read line by line), with it, by path."""
         return noteproblems.listed(self._db)
-
-    def pending(self) -> list[str]:
-        """Chunk ids left in the journal by an interrupted write."""
-        return [str(r[0]) for r in self._db.execute("SELECT id FROM pending")]
 
     def note_count(self) -> int:
         """Notes indexed."""
@@ -380,64 +340,6 @@ class Manifest:
             (key, key),
         )
         return [str(path) for (path,) in rows]
-
-    def language_counts(self) -> dict[str, int]:
-        """How many notes of the index are in each language, as `opening_language` guessed it."""
-        rows = self._db.execute("SELECT language, COUNT(*) FROM notes WHERE language IS NOT NULL GROUP BY language")
-        return {str(language): int(count) for language, count in rows}
-
-    def languages(self, paths: Sequence[str]) -> dict[str, str]:
-        """Each note's language as `language_of` guessed it from its opening (notes of an older index that did not
-        keep it are left out until its next sync)."""
-        sql = "SELECT path, language FROM notes WHERE language IS NOT NULL AND path IN ({marks})"
-        return {str(p): str(lang) for p, lang in rows_in(self._db, sql, paths)}
-
-    def openings(self, paths: Sequence[str], chars: int = OPENING_CHARS) -> dict[str, str]:
-        """The first `chars` characters of each note's indexed text (title, then body), by path."""
-        return self._texts(paths, OPENING_SQL, chars)
-
-    def bodies(self, paths: Sequence[str], chars: int = 4000) -> dict[str, str]:
-        """The first `chars` characters of each note's indexed body (no title), by path."""
-        return self._texts(paths, "substr(fts.body, 1, ?)", chars)
-
-    def _texts(self, paths: Sequence[str], text: str, chars: int) -> dict[str, str]:
-        """`text` (an expression over `fts`, cut at `chars`) for each note, by path, 500 paths a query."""
-        sql = f"SELECT notes.path, {text} FROM notes JOIN fts ON fts.rowid = notes.id WHERE notes.path IN ({{marks}})"
-        out: dict[str, str] = {}
-        for start in range(0, len(paths), 500):
-            part = list(paths[start : start + 500])
-            marks = ",".join("?" * len(part))
-            for path, found in self._db.execute(sql.format(marks=marks), (chars, *part)):
-                out[str(path)] = str(found or "")
-        return out
-
-    def untitled(self, limit: int) -> list[tuple[str, str]]:
-        """Up to `limit` notes whose title has no vector yet, as (path, title)."""
-        # A summary's file name says nothing of what was said (`14-03.md`): its words and chunks speak for it.
-        rows = self._db.execute(
-            "SELECT path, title FROM notes WHERE title_vec IS NULL AND kind != 'session' ORDER BY id LIMIT ?", (limit,)
-        )
-        return [(str(p), str(t)) for p, t in rows]
-
-    def untitled_count(self) -> int:
-        """How many notes' titles have no vector yet."""
-        sql = "SELECT count(*) FROM notes WHERE title_vec IS NULL AND kind != 'session'"
-        return int(self._db.execute(sql).fetchone()[0])
-
-    def set_title_vectors(self, db: sqlite3.Connection, vectors: Sequence[tuple[str, bytes]]) -> None:
-        """Store title vectors (`TITLE_VECTOR_DTYPE` bytes) by path, in the caller's transaction."""
-        db.executemany("UPDATE notes SET title_vec = ? WHERE path = ?", [(v, p) for p, v in vectors])
-
-    def title_vectors(self, paths: Sequence[str]) -> dict[str, bytes]:
-        """The stored title vectors of these notes (those without one are left out)."""
-        sql = "SELECT path, title_vec FROM notes WHERE title_vec IS NOT NULL AND path IN ({marks})"
-        return {str(p): bytes(v) for p, v in rows_in(self._db, sql, paths)}
-
-    def forget_title_vectors(self, model_id: str) -> None:
-        """Drop every title vector, for vectors of `model_id` to be made (the embedding model changed)."""
-        with self.transaction() as db:
-            db.execute("UPDATE notes SET title_vec = NULL")
-            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('title_model', ?)", (model_id,))
 
     def fields_held(self, keys: Sequence[str]) -> set[str]:
         """Which of these frontmatter keys at least one indexed note has (to tell a misspelt filter from an
@@ -507,15 +409,6 @@ class Manifest:
 
     # -- writes (call inside `transaction()`) ---------------------------------------------------
 
-    def journal(self, ids: Iterable[str]) -> None:
-        """Record chunk ids about to be written to or deleted from the vector store; commits at once."""
-        with self.transaction() as db:
-            db.executemany("INSERT OR IGNORE INTO pending(id) VALUES (?)", [(i,) for i in ids])
-
-    def clear_journal(self, db: sqlite3.Connection, ids: Iterable[str]) -> None:
-        """Drop ids from the journal, in the caller's transaction."""
-        db.executemany("DELETE FROM pending WHERE id = ?", [(i,) for i in ids])
-
     def put_note(
         self,
         db: sqlite3.Connection,
@@ -580,19 +473,6 @@ class Manifest:
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(c.id, c.path, c.anchor, c.text_hash, c.start_line, c.end_line, c.ord) for c in chunks],
         )
-
-    def queue_chunks(self, db: sqlite3.Connection, chunks: Sequence[tuple[Unembedded, int, int, int]]) -> None:
-        """Record chunks to embed later, each with its note's day (`YYYYMMDD`, 0 when undated), file time and its
-        place in the note, which order the embedding (newest first)."""
-        db.executemany(
-            "INSERT OR REPLACE INTO unembedded(id, path, text, meta, tokens, day, mtime_ns, ord) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(c.id, c.path, c.text, c.meta_json, c.tokens, day, mtime, ord_) for c, day, mtime, ord_ in chunks],
-        )
-
-    def mark_embedded(self, db: sqlite3.Connection, ids: Iterable[str]) -> None:
-        """Chunks whose vectors are now in the store."""
-        db.executemany("DELETE FROM unembedded WHERE id = ?", [(i,) for i in ids])
 
     def touch_note(self, db: sqlite3.Connection, path: str, mtime_ns: int, size: int) -> None:
         """Record a new stat for a note whose bytes did not change (a `touch`, a sync tool)."""

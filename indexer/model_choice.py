@@ -61,7 +61,7 @@ def wanted_model(vault: ObsidianVault, manifest: Manifest, made_with: str | None
 
     The share is read from the index when it knows most notes' languages, else from a sample of the vault's notes
     (a vault indexed for the first time must have its model before its notes are cut into chunks)."""
-    counts = manifest.language_counts() if manifest.note_count() else {}
+    counts = manifest.derived.language_counts() if manifest.note_count() else {}
     if sum(counts.values()) < COVERED * manifest.note_count() or not counts:
         counts = _sampled_languages(vault)
     total = sum(counts.values())

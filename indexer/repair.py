@@ -142,12 +142,12 @@ def mend(
     actions: list[str] = []
     # Every id is read only when the counts disagree (a catch-up runs this often); chunks still queued for embedding
     # have no vector yet, and are not missing.
-    chunks = manifest.embedded_count()
+    chunks = manifest.queue.embedded_count()
     ids: set[str] = set()
 
     def expected() -> set[str]:
         if not ids:
-            ids.update(manifest.embedded_ids())
+            ids.update(manifest.queue.embedded_ids())
         return ids
 
     requeue: set[str] = set()
@@ -198,7 +198,7 @@ def mend(
             requeue |= set(damaged)
             actions.append(f"{len(damaged)} chunks doctor found unreadable are embedded again")
     if requeue:
-        manifest.journal(sorted(requeue))
+        manifest.queue.journal(sorted(requeue))
     actions += _mend_fulltext(manifest, full=full, recorded=recorded_fulltext_damage(paths))
     paths.damage.unlink(missing_ok=True)
     reason = sqlite_damage(paths.access)

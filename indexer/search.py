@@ -158,7 +158,7 @@ class Searcher:
             # best word matches wait for theirs, every note is ranked by its words alone (and the model is not
             # even asked).
             best = sorted(lexical, key=lambda p: -lexical[p])[: max(k, 10)]
-            if self.manifest.unembedded_of(best):
+            if self.manifest.queue.unembedded_of(best):
                 self.dense_unavailable = (
                     f"the meaning side of the index is {int(100 * self.built())}% built: results from words only "
                     "until these notes are embedded (`companion index` finishes it)"
@@ -350,7 +350,7 @@ class Searcher:
         the index changed)."""
         generation = self.manifest.generation()
         if self._built is None or self._built[0] != generation:
-            left = self.manifest.unembedded_totals()[0]
+            left = self.manifest.queue.unembedded_totals()[0]
             chunks = self.manifest.counts()[1] if left else 0
             self._built = (generation, 1.0 - left / chunks if chunks else 1.0)
         return self._built[1]

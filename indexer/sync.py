@@ -236,17 +236,17 @@ class Indexer:
         An id still queued for embedding only loses what may have reached the store: its text is in the queue, so
         it is embedded again without its note being read again (a build killed while embedding goes on from there).
         """
-        pending = self.manifest.pending()
+        pending = self.manifest.queue.pending()
         if not pending:
             return 0
         log.warning(
             "dropping %d journalled chunk ids (left by an interrupted run, or queued by a repair)", len(pending)
         )
         self.store.delete(pending)
-        queued = self.manifest.unembedded_among(pending)
+        queued = self.manifest.queue.unembedded_among(pending)
         with self.manifest.transaction() as db:
             self.manifest.forget_chunks(db, [i for i in pending if i not in queued])
-            self.manifest.clear_journal(db, pending)
+            self.manifest.queue.clear_journal(db, pending)
         return len(pending)
 
     # -- the work ------------------------------------------------------------------------------
@@ -387,11 +387,11 @@ class Indexer:
         waiting: set[str] = set()  # old chunks whose vectors were never made
         if record is not None:
             old = self.manifest.chunks(note.path)
-            waiting = self.manifest.unembedded_ids(note.path)
+            waiting = self.manifest.queue.unembedded_ids(note.path)
         elif donors.get(note.content_hash):
             plan.moved_from = donors[note.content_hash].pop(0)
             old = self.manifest.chunks(plan.moved_from)
-            waiting = self.manifest.unembedded_ids(plan.moved_from)
+            waiting = self.manifest.queue.unembedded_ids(plan.moved_from)
             report.notes_renamed += 1
         same_meta = record is not None and record.meta_hash == _meta_hash(meta)
         by_id = {c.id: c for c in old}
@@ -420,7 +420,7 @@ class Indexer:
         donor_ids = sorted({d for p in plans for d in p.reuse.values()})
         touched = [c.id for c in writes] + stale
         if touched:
-            self.manifest.journal(touched)
+            self.manifest.queue.journal(touched)
         kept = self.store.embeddings(donor_ids) if donor_ids else {}
         carried: list[tuple[Chunk, _Plan]] = []
         queued: list[tuple[Chunk, _Plan]] = []
@@ -450,7 +450,7 @@ class Indexer:
                     db, self._record(plan), self._chunk_records(plan), self._words(plan), plan.note.frontmatter_problem
                 )
             order = {c.id: i for p in plans for i, c in enumerate(p.chunks)}
-            self.manifest.queue_chunks(
+            self.manifest.queue.queue_chunks(
                 db,
                 [
                     (
@@ -468,7 +468,7 @@ class Indexer:
                     for c, p in queued
                 ],
             )
-            self.manifest.clear_journal(db, touched)
+            self.manifest.queue.clear_journal(db, touched)
         report.notes_indexed += len(plans)
         for plan in plans:
             if plan.note.frontmatter_problem:
@@ -497,12 +497,12 @@ class Indexer:
     def _delete(self, paths: Sequence[str], report: IndexReport) -> None:
         ids = [c.id for p in paths for c in self.manifest.chunks(p)]
         if ids:
-            self.manifest.journal(ids)
+            self.manifest.queue.journal(ids)
             self.store.delete(ids)
         with self.manifest.transaction() as db:
             for path in paths:
                 self.manifest.delete_note(db, path)
-            self.manifest.clear_journal(db, ids)
+            self.manifest.queue.clear_journal(db, ids)
         report.chunks_deleted += len(ids)
         report.notes_deleted += len(paths)
 

@@ -181,7 +181,7 @@ class AgentApi:
             return [target]
         manifest = self.workspace.manifest
         paths = list(dict.fromkeys([target, *manifest.named(name)]))
-        languages = manifest.languages(paths)
+        languages = manifest.derived.languages(paths)
         asked = language_of(name)
         return sorted(paths, key=lambda p: (languages.get(p, asked) != asked, p != target, len(p), p))
 

@@ -80,8 +80,8 @@ def diagnose(ws: Workspace) -> dict[str, Any]:
         "index": {
             "notes": notes,
             "chunks": chunks,
-            "pending": len(ws.manifest.pending()),
-            "to_embed": ws.manifest.unembedded_totals()[0],
+            "pending": len(ws.manifest.queue.pending()),
+            "to_embed": ws.manifest.queue.unembedded_totals()[0],
             "skipped": [{"path": p, "reason": r} for p, r in ws.manifest.skipped()],
             # Indexed, yet with something for the user to fix (properties read line by line): not unhealthy.
             "problems": [{"path": p, "reason": r} for p, r in ws.manifest.problems()],
@@ -166,17 +166,17 @@ def _store_health(ws: Workspace) -> dict[str, Any]:
                     "them (every chunk is embedded again)"
                 ]
             }
-        if not ws.paths.chroma.exists() and ws.manifest.embedded_count():
+        if not ws.paths.chroma.exists() and ws.manifest.queue.embedded_count():
             return {
                 "vectors": 0,
-                "missing": ws.manifest.embedded_count(),
+                "missing": ws.manifest.queue.embedded_count(),
                 "problems": [
                     f"the vector store folder {ws.paths.chroma} is missing: run `companion index` to embed every "
                     "chunk again"
                 ],
             }
     try:
-        health = ws.store().health(sorted(ws.manifest.embedded_ids()))
+        health = ws.store().health(sorted(ws.manifest.queue.embedded_ids()))
     except StoreUnavailable:
         raise
     except StoreError as exc:
@@ -194,8 +194,8 @@ def _store_health(ws: Workspace) -> dict[str, Any]:
         # Another process is writing: vectors of its current batch are in the store before the manifest names
         # them, a chunk it replaces may go between two reads, and a batch may be embedded between the manifest's
         # read and the store's. Only what cannot be in flight, read again after the check, counts as damage.
-        in_flight = set(ws.manifest.pending())
-        expected = ws.manifest.embedded_ids()
+        in_flight = set(ws.manifest.queue.pending())
+        expected = ws.manifest.queue.embedded_ids()
         health = dataclasses.replace(
             health,
             orphans=[i for i in health.orphans if i not in in_flight and i not in expected],

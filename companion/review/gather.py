@@ -36,7 +36,7 @@ def gather(
     (the queue then compares words only). With a `cache`, only the notes changed since are read from the store."""
     records = ws.manifest.notes()
     paths = [r.path for r in records]
-    texts = ws.manifest.bodies(paths, TEXT_CHARS)
+    texts = ws.manifest.derived.bodies(paths, TEXT_CHARS)
     notes = {r.path: _facts(r, texts.get(r.path, "")) for r in records}
     graph = manifest_graph(records, ws.vault.scan_all(), ws.vault.session_links())
     backlinks = {p: len([b for b in graph.backlinks(p) if b != p]) for p in paths}
@@ -96,7 +96,7 @@ def _cached_vectors(ws: Workspace, records: list[NoteRecord], cache: VectorCache
     # Conversation notes are never compared; a note with chunks still waiting for their vectors is read but not
     # kept, so its vector is whole once they arrive.
     comparable = [r for r in records if r.kind != "conversation"]
-    waiting = ws.manifest.unembedded_of([r.path for r in comparable])
+    waiting = ws.manifest.queue.unembedded_of([r.path for r in comparable])
     stale = [r.path for r in comparable if r.path in waiting or cache.get(r.path, ("", None))[0] != r.content_hash]
     fresh = note_vectors(ws, stale) if stale else {}
     hashes = {r.path: r.content_hash for r in records}

@@ -234,7 +234,7 @@ class IndexKeeper:
         """The status line while another process writes the index."""
         with self.lock:
             notes, chunks = self.workspace.manifest.counts()
-            left = self.workspace.manifest.unembedded_totals()[0]
+            left = self.workspace.manifest.queue.unembedded_totals()[0]
         return f"following, {counted(notes, 'note')}, {counted(chunks, 'chunk')}{built(left, chunks)}"
 
     def _follow(self, *, until_lock_free: bool) -> None:

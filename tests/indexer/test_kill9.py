@@ -95,7 +95,7 @@ def test_kill9_mid_build_then_restart_equals_clean_build(tmp_path: Path) -> None
     ws = workspace(vault, HashEmbedder(), data_dir=data)
     ids = ws.store().ids()
     assert ids == ws.manifest.chunk_ids()
-    assert ws.manifest.pending() == []
+    assert ws.manifest.queue.pending() == []
     clean = workspace(vault, HashEmbedder(), data_dir=tmp_path / "clean")
     clean.indexer().sync()
     assert ids == clean.store().ids()

@@ -46,7 +46,7 @@ def test_a_summary_is_indexed_as_its_exchange(tmp_path: Path) -> None:
     report = ws.indexer().sync()
     assert report.notes_indexed == 1
     assert _indexed(ws) == {path}
-    text = ws.manifest.bodies([path])[path]
+    text = ws.manifest.derived.bodies([path])[path]
     # Both messages and the body are searchable; the properties' names are not words anyone asks for.
     for said in ("NAS fan grinds", "Noctua NF-A8", "Ordered the fan"):
         assert said in text
@@ -70,9 +70,9 @@ def test_boilerplate_is_neither_indexed_nor_embedded(tmp_path: Path) -> None:
     assert _indexed(ws) == {real, *acks}
     # "Noted." is said in six summaries: it is in none of their texts, the user's side stays.
     for path in (real, *acks):
-        text = ws.manifest.bodies([path])[path]
+        text = ws.manifest.derived.bodies([path])[path]
         assert "Noted" not in text
-    assert "Gastnetz" in ws.manifest.bodies([real])[real]
+    assert "Gastnetz" in ws.manifest.derived.bodies([real])[real]
     assert not any(i.startswith(tuple(beats)) for i in ws.manifest.chunk_ids())
     assert not any(i.startswith(tuple(beats)) for i in ws.store().ids())
     ws.close()
@@ -151,7 +151,7 @@ def test_summaries_recorded_ahead_of_a_judgement_that_never_came_are_read_or_for
     with ws.manifest.transaction() as db:
         left = {p for (p,) in db.execute("SELECT path FROM session_shapes")}
     assert left == {real}
-    assert "Noted" in ws.manifest.bodies([real])[real]
+    assert "Noted" in ws.manifest.derived.bodies([real])[real]
     ws.close()
 
 
@@ -210,7 +210,7 @@ def test_a_summary_is_embedded_after_the_exchange_before_it_in_its_session(tmp_p
     assert "shed" not in text_of("Booked.")
     assert "colour" not in text_of("Cleaned on Sunday.")
     # Its words are its own: a search for the shed does not find the follow-up.
-    assert "paint the shed" not in ws.manifest.bodies([follow])[follow]
+    assert "paint the shed" not in ws.manifest.derived.bodies([follow])[follow]
     ws.close()
 
 

@@ -43,7 +43,7 @@ def _consistent(ws: Workspace) -> set[str]:
     """The store and the manifest hold exactly the same chunk ids; returns them."""
     ids = ws.store().ids()
     assert ids == ws.manifest.chunk_ids()
-    assert ws.manifest.pending() == []
+    assert ws.manifest.queue.pending() == []
     return ids
 
 

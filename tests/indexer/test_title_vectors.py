@@ -12,7 +12,8 @@ from companion.embedding.hashing import HashEmbedder
 from companion.recall.fusion import FEATURES
 from companion.recall.language import language_of
 from companion.workspace import Workspace
-from indexer.manifest import TITLE_VECTOR_DTYPE, Manifest
+from indexer.derived import TITLE_VECTOR_DTYPE
+from indexer.manifest import Manifest
 from indexer.openings import LANGUAGE_RULE
 from indexer.records import NoteRecord
 from tests.helpers.files import write
@@ -22,7 +23,7 @@ _TITLE = FEATURES.index("title_cosine")
 
 def _stored(ws: Workspace) -> dict[str, np.ndarray]:
     paths = [r.path for r in ws.manifest.notes()]
-    return {p: np.frombuffer(b, dtype=TITLE_VECTOR_DTYPE) for p, b in ws.manifest.title_vectors(paths).items()}
+    return {p: np.frombuffer(b, dtype=TITLE_VECTOR_DTYPE) for p, b in ws.manifest.derived.title_vectors(paths).items()}
 
 
 def _title_features(ws: Workspace, question: str) -> dict[str, float]:
@@ -41,7 +42,7 @@ def test_a_sync_embeds_every_title_once(hash_ws: Workspace) -> None:
     stored = _stored(hash_ws)
     expected = hash_ws.embedder().embed(["Multiple cursors"])[0]
     assert float(stored["Multiple cursors.md"].astype(np.float32) @ expected) == pytest.approx(1.0, abs=2e-3)
-    assert hash_ws.manifest.untitled_count() == 0
+    assert hash_ws.manifest.derived.untitled_count() == 0
     assert hash_ws.indexer().sync().titles_embedded == 0
 
 
@@ -63,13 +64,13 @@ def test_a_note_written_anew_under_another_title_loses_its_old_vector(tmp_path: 
     record = NoteRecord("a.md", 1, 1, "h", "m", "note", None, "Old title", None)
     with manifest.transaction() as db:
         manifest.put_note(db, record, [], "body")
-        manifest.set_title_vectors(db, [("a.md", np.ones(4, dtype=TITLE_VECTOR_DTYPE).tobytes())])
+        manifest.derived.set_title_vectors(db, [("a.md", np.ones(4, dtype=TITLE_VECTOR_DTYPE).tobytes())])
         manifest.put_note(db, record, [], "body again")
-    assert set(manifest.title_vectors(["a.md"])) == {"a.md"}  # same title: kept
+    assert set(manifest.derived.title_vectors(["a.md"])) == {"a.md"}  # same title: kept
     with manifest.transaction() as db:
         manifest.put_note(db, NoteRecord("a.md", 2, 1, "h2", "m", "note", None, "New title", None), [], "body")
-    assert manifest.title_vectors(["a.md"]) == {}
-    assert manifest.untitled(10) == [("a.md", "New title")]
+    assert manifest.derived.title_vectors(["a.md"]) == {}
+    assert manifest.derived.untitled(10) == [("a.md", "New title")]
     manifest.close()
 
 
@@ -98,8 +99,8 @@ def test_an_older_index_gains_the_column_without_reading_every_note_again(tmp_pa
     reopened = Manifest(path)
     record = reopened.note("a.md")
     assert record is not None and (record.mtime_ns, record.content_hash) == (5, "hash")  # not queued for a re-read
-    assert reopened.untitled(10) == [("a.md", "A")]
-    assert reopened.languages(["a.md"]) == {}  # guessed by recall until the note is written again
+    assert reopened.derived.untitled(10) == [("a.md", "A")]
+    assert reopened.derived.languages(["a.md"]) == {}  # guessed by recall until the note is written again
     reopened.close()
 
 
@@ -146,8 +147,8 @@ def test_a_notes_language_is_kept_as_recall_would_guess_it(hash_ws: Workspace) -
     write(hash_ws.root, "Settings.md", "Here you can change the language of the interface and the font.\n")
     hash_ws.indexer().sync()
     paths = ["Einstellungen.md", "設定.md", "Settings.md"]
-    kept = hash_ws.manifest.languages(paths)
-    assert kept == {p: language_of(t) for p, t in hash_ws.manifest.openings(paths).items()}
+    kept = hash_ws.manifest.derived.languages(paths)
+    assert kept == {p: language_of(t) for p, t in hash_ws.manifest.derived.openings(paths).items()}
     assert kept == {"Einstellungen.md": "de", "設定.md": "ja", "Settings.md": "en"}
 
 
@@ -167,9 +168,9 @@ def test_an_index_guessed_by_an_older_rule_guesses_its_notes_languages_again(tmp
     manifest.close()
     reopened = Manifest(path)
     # Opening writes nothing (a reader, a read-only app); the writer guesses them again at its next sync.
-    assert reopened.languages(["da.md"]) == {"da.md": "fr"} and reopened.get_meta("language_rule") is None
+    assert reopened.derived.languages(["da.md"]) == {"da.md": "fr"} and reopened.get_meta("language_rule") is None
     assert reopened.guess_languages_again() == 2
-    assert reopened.languages(["da.md", "en.md"]) == {"da.md": "latin", "en.md": "en"}
+    assert reopened.derived.languages(["da.md", "en.md"]) == {"da.md": "latin", "en.md": "en"}
     assert reopened.get_meta("language_rule") == LANGUAGE_RULE
     assert reopened.guess_languages_again() == 0  # once
     reopened.close()
@@ -182,7 +183,7 @@ def test_a_sync_guesses_the_languages_again_after_the_rule_changed(hash_ws: Work
         db.execute("UPDATE notes SET language = 'pt'")
         db.execute("DELETE FROM meta WHERE key = 'language_rule'")
     hash_ws.indexer().sync()
-    assert hash_ws.manifest.languages(["Settings.md"]) == {"Settings.md": "en"}
+    assert hash_ws.manifest.derived.languages(["Settings.md"]) == {"Settings.md": "en"}
 
 
 def test_the_words_no_note_holds_are_a_share_of_the_question(hash_ws: Workspace) -> None:

@@ -152,7 +152,7 @@ def test_titles_waiting_for_vectors_are_embedded_while_the_vault_is_quiet(tmp_pa
     try:
         report = batches.get(timeout=30)  # no file changed: the quiet loop does it
         assert (report.titles_embedded, report.titles_left) == (2, 0)
-        assert indexer.manifest.untitled_count() == 0
+        assert indexer.manifest.derived.untitled_count() == 0
     finally:
         stop.set()
         thread.join(10)

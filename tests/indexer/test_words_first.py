@@ -33,7 +33,7 @@ def test_words_come_first_and_meaning_after(hash_ws: Workspace) -> None:
     chunks = hash_ws.manifest.counts()[1]
     assert report.notes_indexed == 13 and report.chunks_embedded == 0
     assert report.chunks_queued == chunks == report.chunks_left
-    assert hash_ws.manifest.embedded_count() == 0
+    assert hash_ws.manifest.queue.embedded_count() == 0
 
     # Searchable by its words at once, saying that the meaning side is not there yet.
     context = hash_ws.recall().recall("flightless kiwi", k=3)
@@ -46,7 +46,7 @@ def test_words_come_first_and_meaning_after(hash_ws: Workspace) -> None:
 
     done = hash_ws.indexer().embed()
     assert done.chunks_embedded == chunks and done.chunks_left == 0 and done.left_s is None
-    assert _store_ids(hash_ws) == hash_ws.manifest.chunk_ids() == hash_ws.manifest.embedded_ids()
+    assert _store_ids(hash_ws) == hash_ws.manifest.chunk_ids() == hash_ws.manifest.queue.embedded_ids()
     context = hash_ws.recall().recall("flightless kiwi", k=3)
     assert context.dense_built == 1.0 and context.notice is None
     assert context.results[0].path == "kiwi.md"
@@ -63,7 +63,7 @@ def test_the_newest_notes_are_embedded_first(hash_ws: Workspace) -> None:
         write(hash_ws.root, f"filler/{i}.md", f"---\ndate: 2024-01-01\n---\nfiller {i}\n")
     indexer = hash_ws.indexer()
     indexer.sync(embed_for_s=0.0)
-    order = [row.path for row in hash_ws.manifest.next_unembedded(100) if not row.path.startswith("filler/")]
+    order = [row.path for row in hash_ws.manifest.queue.next_unembedded(100) if not row.path.startswith("filler/")]
     # By date; an undated note by the day its file was written (2004, 2001).
     assert order == ["new.md", "old.md", "undated-b.md", "undated-a.md"]
 
@@ -71,7 +71,7 @@ def test_the_newest_notes_are_embedded_first(hash_ws: Workspace) -> None:
     write(hash_ws.root, "undated-a.md", "no date, edited now\n")
     os.utime(hash_ws.root / "undated-a.md", ns=(1_000_000_001_000_000_000, 1_000_000_001_000_000_000))
     indexer.update({"undated-a.md"}, embed_for_s=0.0)
-    assert hash_ws.manifest.next_unembedded(1)[0].path == "undated-a.md"
+    assert hash_ws.manifest.queue.next_unembedded(1)[0].path == "undated-a.md"
 
 
 def test_a_killed_embedding_resumes_and_leaves_nothing_half_done(hash_ws: Workspace) -> None:
@@ -89,16 +89,16 @@ def test_a_killed_embedding_resumes_and_leaves_nothing_half_done(hash_ws: Worksp
         indexer.sync(progress=kill_after_two_slices)
     # Every note was already searchable by its words; the batch in flight is undone on the next start.
     assert hash_ws.manifest.note_count() == 28
-    assert hash_ws.manifest.pending()
+    assert hash_ws.manifest.queue.pending()
     hash_ws.close()
 
     again = workspace(hash_ws.root)
     report = again.indexer().sync()
     assert report.recovered > 0 and report.chunks_left == 0
     assert report.notes_indexed == 0  # the queue kept their text: no note had to be read again
-    assert again.manifest.unembedded_totals() == (0, 0)
+    assert again.manifest.queue.unembedded_totals() == (0, 0)
     assert _store_ids(again) == again.manifest.chunk_ids()
-    assert not again.manifest.pending()
+    assert not again.manifest.queue.pending()
     again.close()
 
 
@@ -108,7 +108,7 @@ def test_an_edit_before_its_vectors_exist_embeds_only_the_new_text(hash_ws: Work
     indexer.sync(embed_for_s=0.0)
     write(hash_ws.root, "a.md", "second words about beavers\n")
     indexer.update({"a.md"}, embed_for_s=0.0)
-    waiting = hash_ws.manifest.next_unembedded(10)
+    waiting = hash_ws.manifest.queue.next_unembedded(10)
     assert len(waiting) == 1 and "beavers" in waiting[0].text
     indexer.embed()
     assert _store_ids(hash_ws) == hash_ws.manifest.chunk_ids() == {waiting[0].id}
@@ -122,7 +122,7 @@ def test_a_changed_note_loses_its_old_vector_until_the_new_one_is_made(hash_ws: 
     write(hash_ws.root, "a.md", "otters use stones as tools\n")
     report = indexer.update({"a.md"}, embed_for_s=0.0)
     assert report.chunks_left == 1
-    (chunk_id,) = hash_ws.manifest.unembedded_ids("a.md")
+    (chunk_id,) = hash_ws.manifest.queue.unembedded_ids("a.md")
     assert chunk_id not in _store_ids(hash_ws)  # the old text's vector must not answer for the new text
     assert hash_ws.searcher().built() == 0.5
     indexer.embed()

@@ -4,46 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Header, Input
+from textual.widgets import Header
 
 from companion.config import load_config
 from companion.tui.app import CompanionApp
 from companion.workspace import Workspace
 from tests.helpers.conversations import NOW, conversation_path
 from tests.helpers.files import file_tree
-from widgets.confirm import ConfirmDialog
+from tests.helpers.pilot import CHALET, confirmation, run, settle, show, until
 from widgets.explain import ExplainDialog
 from widgets.hot_pane import HotPane
 from widgets.link_graph import LinkGraph
 from widgets.policy_knobs import PolicyKnobs
 from widgets.status_line import StatusLine
 from widgets.warm_pane import WarmPane
-
-
-async def settle(pilot: Pilot[Any]) -> None:
-    """Wait until every worker (indexing, recall, note reads) is done and no new one starts from the messages
-    their results post (a highlighted row opens a note)."""
-    quiet = 0
-    for _ in range(1000):
-        await pilot.pause(0.02)
-        quiet = 0 if pilot.app.busy else quiet + 1
-        if quiet >= 3:
-            return
-    raise AssertionError("the app never settled")
-
-
-def run(app: CompanionApp, steps: Any) -> None:
-    async def go() -> None:
-        async with app.run_test(size=(140, 42)) as pilot:
-            await settle(pilot)
-            await steps(pilot)
-
-    asyncio.run(go())
 
 
 def test_first_screen_shows_the_hot_tier_and_the_index_state(ws: Workspace) -> None:
@@ -78,12 +56,12 @@ def test_with_no_pane_in_focus_the_note_shows_the_highlighted_session_not_a_plac
 
 def test_the_app_embeds_what_a_words_first_build_left_and_recalls_again_when_done(ws: Workspace) -> None:
     ws.indexer().sync(embed_for_s=0.0)  # a build stopped between its words and its meaning
-    assert ws.manifest.unembedded_totals()[0] == 20  # 11 notes and 9 session summaries
+    assert ws.manifest.queue.unembedded_totals()[0] == 20  # 11 notes and 9 session summaries
     app = CompanionApp(ws, as_of=NOW)
 
     async def steps(pilot: Pilot[Any]) -> None:
         await pilot.press("slash", *"sourdough starter", "enter")
-        await until(pilot, lambda: ws.manifest.unembedded_totals()[0] == 0, "the queued chunks' vectors")
+        await until(pilot, lambda: ws.manifest.queue.unembedded_totals()[0] == 0, "the queued chunks' vectors")
         await settle(pilot)
         assert app.query_one(StatusLine).state == "watching, 20 notes, 20 chunks"  # 11 notes and 9 summaries
         assert app.context is not None and app.context.notice is None and app.context.dense_built == 1.0
@@ -289,15 +267,6 @@ def test_the_graph_pane_shows_links_both_ways_and_follows_them(ws: Workspace) ->
     run(app, steps)
 
 
-async def until(pilot: Pilot[Any], condition: Any, what: str, seconds: float = 30) -> None:
-    """Wait (real time: file events and threads) until `condition()` holds."""
-    for _ in range(int(seconds / 0.05)):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_the_app_watches_the_vault_and_shows_a_new_note_without_a_restart(ws: Workspace) -> None:
     app = CompanionApp(ws, as_of=NOW)
 
@@ -440,127 +409,6 @@ def test_the_status_line_counts_what_the_followed_indexer_writes(ws: Workspace) 
         manifest.close()
 
 
-async def show(pilot: Pilot[Any], query: str, path: str) -> None:
-    """Search, and check the first result is `path`, now shown in the note view."""
-    app = pilot.app
-    assert isinstance(app, CompanionApp)
-    search = app.query_one("#search", Input)
-    search.value = ""
-    await pilot.press("slash", *query, "enter")
-    await settle(pilot)
-    assert app.query_one(WarmPane).path_at(0) == path
-    assert app.query_one("#note").border_title == path
-
-
-async def curate(pilot: Pilot[Any], *keys: str) -> None:
-    """Press keys that end in a curation (or an undo) and wait until it is applied."""
-    app = pilot.app
-    assert isinstance(app, CompanionApp)
-    done = app.curations
-    await pilot.press(*keys)
-    await until(pilot, lambda: app.curations > done, f"the curation after {keys}")
-    await settle(pilot)
-
-
-async def confirmation(pilot: Pilot[Any]) -> ConfirmDialog:
-    """Wait for the confirmation a key asked for, and return its dialog."""
-    await until(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), "the confirmation")
-    dialog = pilot.app.screen
-    assert isinstance(dialog, ConfirmDialog)
-    return dialog
-
-
-CHALET = "Memory/Chalet Les Praz.md"
-
-# (keys after the note is shown, what the vault holds afterwards)
-CURATIONS: list[tuple[tuple[str, ...], Any]] = [
-    (("asterisk",), lambda tree: b"pinned: true" in tree[CHALET]),
-    (("t", "ctrl+u", *"ski", "space", *"alps", "enter"), lambda tree: b"  - ski\n  - alps" in tree[CHALET]),
-    (("y", "ctrl+u", *"fact", "enter"), lambda tree: b"type: fact" in tree[CHALET]),
-    (("a", "y"), lambda tree: CHALET not in tree and f"archive/{CHALET}" in tree),
-    (("d", "y"), lambda tree: CHALET not in tree and ".trash/Chalet Les Praz.md" in tree),
-    (
-        ("m", *"Projects/Kitchen.md", "enter", "y"),
-        lambda tree: CHALET not in tree and b"## Merged from Chalet Les Praz" in tree["Projects/Kitchen.md"],
-    ),
-]
-
-
-@pytest.mark.parametrize("keys, effect", CURATIONS, ids=["pin", "tags", "type", "archive", "delete", "merge"])
-def test_each_curation_is_applied_then_undone_byte_for_byte(ws: Workspace, keys: tuple[str, ...], effect: Any) -> None:
-    app = CompanionApp(ws, as_of=NOW)
-    before = file_tree(ws.root)
-
-    async def steps(pilot: Pilot[Any]) -> None:
-        await show(pilot, "chalet host Favre", CHALET)
-        await curate(pilot, *keys)
-        assert effect(file_tree(ws.root))
-        await curate(pilot, "u")
-        assert file_tree(ws.root) == before
-
-    run(app, steps)
-    log = (ws.data_dir / "audit" / "log.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(log) == 2 and '"source":"app"' in log[0] and '"action":"undo"' in log[1]
-
-
-def test_a_destructive_curation_waits_for_yes_and_no_changes_nothing(ws: Workspace) -> None:
-    app = CompanionApp(ws, as_of=NOW)
-    before = file_tree(ws.root)
-
-    async def steps(pilot: Pilot[Any]) -> None:
-        await show(pilot, "chalet host Favre", CHALET)
-        await pilot.press("d")
-        await confirmation(pilot)
-        assert file_tree(ws.root) == before  # nothing before the answer
-        await pilot.press("n")
-        await settle(pilot)
-        assert not isinstance(app.screen, ConfirmDialog)
-        assert file_tree(ws.root) == before and app.curations == 0
-
-    run(app, steps)
-
-
-def test_read_only_refuses_every_curation_and_writes_nothing(ws: Workspace) -> None:
-    ws.indexer().sync()  # read-only mode never indexes: give it an index to search
-    app = CompanionApp(ws, as_of=NOW, read_only=True)
-    vault_before, data_before = file_tree(ws.root), stored(ws.data_dir)
-
-    async def steps(pilot: Pilot[Any]) -> None:
-        await show(pilot, "chalet host Favre", CHALET)
-        for key in ("asterisk", "t", "y", "m", "a", "d", "u"):
-            await pilot.press(key)
-            await settle(pilot)
-            assert app.screen is app.screen_stack[0]  # no dialog opened
-        assert app.curations == 0
-
-    run(app, steps)
-    assert file_tree(ws.root) == vault_before
-    assert stored(ws.data_dir) == data_before
-    assert not (ws.data_dir / "audit").exists()
-
-
-def stored(data_dir: Path) -> dict[str, bytes]:
-    """The data dir's files, without SQLite's shared-memory index (readers rewrite it; it holds no data)."""
-    return {path: data for path, data in file_tree(data_dir).items() if not path.endswith("-shm")}
-
-
-def test_a_note_changed_after_the_confirmation_opened_is_not_overwritten(ws: Workspace) -> None:
-    app = CompanionApp(ws, as_of=NOW)
-
-    async def steps(pilot: Pilot[Any]) -> None:
-        await show(pilot, "chalet host Favre", CHALET)
-        await pilot.press("a")
-        await confirmation(pilot)
-        (ws.root / CHALET).write_text("edited in Obsidian meanwhile\n", encoding="utf-8")
-        await pilot.press("y")
-        await settle(pilot)
-        assert (ws.root / CHALET).read_text(encoding="utf-8") == "edited in Obsidian meanwhile\n"
-        assert not (ws.root / "archive").exists()
-        assert app.curations == 0
-
-    run(app, steps)
-
-
 def test_explain_sort_open_and_the_command_palette(ws: Workspace) -> None:
     app = CompanionApp(ws, as_of=NOW)
     opened: list[str] = []
@@ -652,25 +500,6 @@ def test_an_index_change_refreshes_the_open_note_without_counting_an_access(ws: 
     run(app, steps)
 
 
-def test_undoing_a_curation_from_another_session_asks_first(ws: Workspace) -> None:
-    from companion.curation.curator import Curator
-    from companion.vault.audit import AuditLog
-
-    before = file_tree(ws.root)
-    cli = Curator(ws.root, AuditLog(ws.data_dir), source="cli")
-    cli.apply(cli.plan_pin(CHALET))
-    app = CompanionApp(ws, as_of=NOW)
-
-    async def steps(pilot: Pilot[Any]) -> None:
-        await pilot.press("u")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the question")
-        assert "cli" in "\n".join(app.screen.details)
-        await curate(pilot, "y")
-        assert file_tree(ws.root) == before
-
-    run(app, steps)
-
-
 def test_passing_over_rows_or_resting_on_one_counts_no_access_but_enter_does(ws: Workspace) -> None:
     app = CompanionApp(ws)  # the present: accesses are recorded
 
@@ -726,23 +555,6 @@ def test_end_and_home_go_to_the_last_and_first_row_and_escape_closes_the_key_hel
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen.__class__.__name__ != "KeysScreen"
-
-    run(app, steps)
-
-
-def test_typing_in_the_tag_box_adds_a_tag_to_those_the_note_has(ws: Workspace) -> None:
-    note = ws.root / CHALET
-    note.write_text(
-        note.read_text(encoding="utf-8").replace("---\ntype: entity\n", "---\ntype: entity\ntags:\n- ski\n", 1),
-        encoding="utf-8",
-    )
-    app = CompanionApp(ws, as_of=NOW)
-
-    async def steps(pilot: Pilot[Any]) -> None:
-        await show(pilot, "chalet host Favre", CHALET)
-        await curate(pilot, "t", *"alps", "enter")
-        # The old tag stays, the new one is added, and the list keeps its column-zero style.
-        assert "tags:\n- ski\n- alps\n" in note.read_text(encoding="utf-8")
 
     run(app, steps)
 

@@ -15,9 +15,9 @@ from companion.tui.app import CompanionApp
 from companion.workspace import Workspace
 from tests.helpers.conversations import NOW, write_vault
 from tests.helpers.files import write
+from tests.helpers.pilot import run, settle, until
 from tests.helpers.transcripts import copy_transcripts
 from tests.helpers.workspaces import workspace
-from tests.tui.test_app import run, settle, until
 
 SESSION = "1f0c2a9e-5b7d-4c1e-9a3b-2d4e6f8a0b1c"
 TRANSCRIPT = f".claude/projects/-home-alice-work-ledger/{SESSION}.jsonl"

@@ -12,7 +12,7 @@ from companion.tui.app import CompanionApp
 from companion.workspace import Workspace
 from tests.helpers.conversations import NOW
 from tests.helpers.files import file_tree
-from tests.tui.test_app import CHALET, confirmation, curate, run, show, until
+from tests.helpers.pilot import CHALET, confirmation, curate, run, show, until
 from widgets.ask import AskDialog
 
 

@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 from companion.tui.app import CompanionApp
 from companion.workspace import Workspace
 from tests.helpers.conversations import NOW
-from tests.tui.test_app import curate, settle, until
+from tests.helpers.pilot import curate, settle, until
 from widgets.ask import AskDialog
 from widgets.hot_pane import HotPane
 from widgets.note_view import NoteView

@@ -17,8 +17,8 @@ from companion.tui.app import CompanionApp
 from companion.tui.review import NOTHING, ReviewScreen
 from companion.workspace import Workspace
 from tests.helpers.files import file_tree, write
+from tests.helpers.pilot import confirmation, curate, settle, until
 from tests.helpers.workspaces import workspace
-from tests.tui.test_app import confirmation, curate, settle, until
 from widgets.confirm import ConfirmDialog
 from widgets.note_diff import NotePane
 

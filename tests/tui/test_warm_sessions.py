@@ -7,9 +7,9 @@ import datetime as dt
 from pathlib import Path
 
 from companion.tui.app import CompanionApp
+from tests.helpers.pilot import settle
 from tests.helpers.summaries import write_summary
 from tests.helpers.workspaces import workspace
-from tests.tui.test_app import settle
 from widgets.warm_pane import WarmPane
 
 NOW = dt.datetime(2026, 11, 27, 20, 0)

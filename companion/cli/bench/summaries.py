@@ -257,14 +257,14 @@ def summaries(root: Path, count: int, heartbeat_pct: float, queries: int) -> dic
     ws = workspace(root)
     indexer = ws.indexer()
     words = indexer.sync(embed_for_s=0)
-    chunks, tokens = ws.manifest.unembedded_totals()
+    chunks, tokens = ws.manifest.queue.unembedded_totals()
     # The model's first call and opening the store are paid once by a process, not by the summaries.
     model = ws.embedder()
     model.embed(["the model's first call allocates"])
     _ = indexer.store
     # The model alone on the first chunks, just before: on a shared machine its speed moves by the minute, and the
     # build's rate means something only beside it.
-    sample = ws.manifest.next_unembedded(ALONE_SAMPLE)
+    sample = ws.manifest.queue.next_unembedded(ALONE_SAMPLE)
     alone_s = timed(lambda: model.embed([row.text for row in sample]))
     started = time.perf_counter()
     embedded = indexer.embed()
