@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -107,10 +108,22 @@ class Chunker:
         self.target_tokens = min(target_tokens, max_tokens)
         self.window_turns = window_turns
         self.stride_turns = stride_turns
+        self._memo = threading.local()  # the current note's texts and their counts, see `chunk`
 
     def chunk(self, note: Note) -> list[Chunk]:
         """The chunks of a note, in file order; every note gets at least one chunk (its title)."""
         blocks = _blocks(note.body, note.body_line)
+        # Every block and heading line of the note counted in one call to the tokenizer, not one per section and
+        # per header: a long note has dozens of each, and each call costs far more than its few texts.
+        texts = list(dict.fromkeys([*(b.text for b in blocks), *(_context_line(note, b.heading) for b in blocks)]))
+        texts = [t for t in texts if t]
+        self._memo.known = dict(zip(texts, self._count(texts), strict=True)) if texts else {}
+        try:
+            return self._chunks(note, blocks)
+        finally:
+            self._memo.known = {}
+
+    def _chunks(self, note: Note, blocks: list[_Block]) -> list[Chunk]:
         if note.kind == "conversation":
             turns = [b for b in blocks if _SPEAKER.match(b.text)]
             if len(turns) >= 2:
@@ -177,7 +190,12 @@ class Chunker:
 
     def _tokens(self, texts: Sequence[str]) -> list[int]:
         """Content tokens of each text, without the two special tokens the model adds."""
-        return [max(n - 2, 0) for n in self._count(texts)] if texts else []
+        if not texts:
+            return []
+        known: dict[str, int] = getattr(self._memo, "known", {})
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        counted = dict(zip(missing, self._count(missing), strict=True)) if missing else {}
+        return [max((known[t] if t in known else counted[t]) - 2, 0) for t in texts]
 
     def _budget(self, header: str, limit: int) -> int:
         """Content tokens left for blocks under `limit` once the header and special tokens are in.

@@ -98,3 +98,24 @@ def test_every_turn_is_in_a_window_and_windows_do_not_overlap(chunker: Chunker, 
     chunks = chunker.chunk(_conversation(turns))
     for i in range(len(turns)):
         assert sum(f"marker{i}x " in c.text for c in chunks) == 1, i
+
+
+def test_a_long_note_is_counted_in_one_call_and_cut_as_when_each_text_was_counted_alone() -> None:
+    count = _embedder().count_tokens
+    calls: list[int] = []
+
+    def batched(texts: object) -> list[int]:
+        calls.append(len(texts))  # type: ignore[arg-type]
+        return count(texts)  # type: ignore[arg-type]
+
+    def one_by_one(texts: object) -> list[int]:
+        return [count([t])[0] for t in texts]  # type: ignore[attr-defined]
+
+    paragraphs = "Paragraph {j} of part {i} says something about the boiler.\n\n"
+    sections = "".join(f"## Part {i}\n\n" + "".join(paragraphs.format(i=i, j=j) for j in range(6)) for i in range(12))
+    long_paragraph = " ".join(f"word{i}" for i in range(600))  # past the window: cut by sentences, then words
+    note = _note("Notes/manual.md", sections + "## Appendix\n\n" + long_paragraph + "\n", "date: 2026-03-02\n")
+    chunks = Chunker(batched).chunk(note)
+    assert chunks == Chunker(one_by_one).chunk(note)
+    # Every paragraph and heading line in the first call; only the paragraph too long to fit is counted again.
+    assert len(calls) <= 3 and calls[0] >= 12 * 6
