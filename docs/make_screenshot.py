@@ -17,6 +17,7 @@ from companion.tui.app import CompanionApp
 from companion.workspace import Workspace
 
 QUERY = "where are we going skiing and what is the budget?"
+"""The question the picture shows answered."""
 
 
 def main() -> int:

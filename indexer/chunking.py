@@ -117,11 +117,12 @@ class Chunker:
         # per header: a long note has dozens of each, and each call costs far more than its few texts.
         texts = list(dict.fromkeys([*(b.text for b in blocks), *(_context_line(note, b.heading) for b in blocks)]))
         texts = [t for t in texts if t]
+        outer = getattr(self._memo, "known", {})
         self._memo.known = dict(zip(texts, self._count(texts), strict=True)) if texts else {}
         try:
             return self._chunks(note, blocks)
         finally:
-            self._memo.known = {}
+            self._memo.known = outer
 
     def _chunks(self, note: Note, blocks: list[_Block]) -> list[Chunk]:
         if note.kind == "conversation":

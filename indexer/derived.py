@@ -16,8 +16,9 @@ TITLE_VECTOR_DTYPE = "float16"
 
 
 class Derived:
-    """Reads and writes the `language` and `title_vec` columns of the notes table, and reads notes' texts from the
-    full-text table; `transaction` is the manifest's, for what commits on its own."""
+    """Reads the `language` column of the notes table (a note's write sets it), reads and writes its `title_vec`
+    column, and reads notes' texts from the full-text table; `transaction` is the manifest's, for what commits on
+    its own."""
 
     def __init__(self, db: sqlite3.Connection, transaction: Callable[[], AbstractContextManager[sqlite3.Connection]]):
         self._db = db

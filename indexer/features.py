@@ -23,9 +23,10 @@ _TITLE_ITEM = np.dtype(TITLE_VECTOR_DTYPE).itemsize  # bytes per number of a sto
 _LANGUAGE_VOTERS = 10  # the best word matches whose languages name a question's when its words name none
 
 
-@lru_cache(maxsize=65_536)
+@lru_cache(maxsize=8_192)
 def _title_words(title: str) -> frozenset[str]:
-    # Kept by title: every question meets a couple of hundred candidates, and the same notes come back often.
+    # Kept by title: every question meets a couple of hundred candidates, and the same notes come back often. A few
+    # thousand titles are a few MB; a serving process is held to its memory too.
     return frozenset(query_terms(title))
 
 

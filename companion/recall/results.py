@@ -64,7 +64,7 @@ class Explanation:
     match, first, whatever its score."""
     raw: float | None = None
     """The score the decay multiplies: with the learned fusion, the odds of `relevance` with the boosts against the
-    best candidate's, to the sixth (`companion.recall.engine.relative_odds`); None with the weighted sum (`base`)."""
+    best candidate's, to the sixth (`relative_odds`); None with the weighted sum (`base`)."""
     fusion: tuple[tuple[str, float], ...] = ()
     """With the learned fusion, each feature's share of the log-odds behind `relevance`, largest first (empty with
     the weighted sum)."""
@@ -268,7 +268,7 @@ class Located:
 
 ODDS_POWER = 6.0
 """The power the learned fusion's odds against the best candidate's are raised to in the final score (see
-`companion.recall.engine.relative_odds`)."""
+`relative_odds`)."""
 
 
 def final_text(item: RecallItem) -> str:

@@ -228,6 +228,10 @@ def make_markdown() -> MarkdownIt:
 
 
 _MD = make_markdown()
+_BLOCKS = make_markdown().disable(["inline", "text_join"])
+"""The same parser without its inline pass, which `extract` runs only where a link, tag or block id can be."""
+_INLINE_MARKS = re.compile(r"[\[#^]")
+"""What every link (`[[`, `![[`, `[`, `![`), tag (`#`) and block id (`^`) starts with."""
 
 
 def extract(body: str, line_offset: int = 0) -> BodyFacts:
@@ -236,7 +240,14 @@ def extract(body: str, line_offset: int = 0) -> BodyFacts:
     tags: list[str] = []
     block_ids: list[str] = []
     headings: list[Heading] = []
-    tokens = _MD.parse(body)
+    env: dict[str, Any] = {}
+    tokens = _BLOCKS.parse(body, env)
+    for token in tokens:
+        # Most paragraphs hold no link, tag or block id: their inline pass (half of parsing a note, in Python)
+        # would find nothing this reads. `env` carries the reference definitions the block pass collected.
+        if token.type == "inline" and _INLINE_MARKS.search(token.content):
+            token.children = []
+            _BLOCKS.inline.parse(token.content, _BLOCKS, env, token.children)
     for index, token in enumerate(tokens):
         if token.type == "heading_open" and token.map is not None:
             headings.append(

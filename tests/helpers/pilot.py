@@ -29,6 +29,8 @@ async def settle(pilot: Pilot[Any]) -> None:
 
 
 def run(app: CompanionApp, steps: Any) -> None:
+    """Run `steps(pilot)` in a 140x42 terminal once the app has settled."""
+
     async def go() -> None:
         async with app.run_test(size=(140, 42)) as pilot:
             await settle(pilot)

@@ -103,6 +103,15 @@ def test_markdown_links_to_local_notes_count_but_urls_do_not() -> None:
     assert links[0].alias == "one"
 
 
+def test_reference_links_resolve_to_the_definition_given_elsewhere_in_the_note() -> None:
+    body = "Plain words first.\n\nSee [the plan][plan] and [later].\n\n[plan]: Projects/Plan.md\n[later]: Later.md\n"
+    links = extract(body).links
+    assert [(link.target, link.alias, link.line) for link in links] == [
+        ("Projects/Plan.md", "the plan", 2),
+        ("Later.md", "later", 2),
+    ]
+
+
 def test_obsidian_comments_hold_no_links() -> None:
     body = "\n".join(
         [
