@@ -8,21 +8,45 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 
+from companion.recall.language import language_of
 from companion.sqlrows import rows_in
-from indexer.openings import OPENING_CHARS, OPENING_SQL
+from indexer.openings import LANGUAGE_RULE, OPENING_CHARS, OPENING_SQL
 
 TITLE_VECTOR_DTYPE = "float16"
 """How a title's vector is stored: half precision moves a cosine by about 0.001 and halves the space."""
 
 
 class Derived:
-    """Reads the `language` column of the notes table (a note's write sets it), reads and writes its `title_vec`
-    column, and reads notes' texts from the full-text table; `transaction` is the manifest's, for what commits on
-    its own."""
+    """Reads the `language` column of the notes table (a note's write sets it; `guess_languages_again` redoes
+    every note's), reads and writes its `title_vec` column, and reads notes' texts from the full-text table;
+    `transaction` is the manifest's, for what commits on its own."""
 
     def __init__(self, db: sqlite3.Connection, transaction: Callable[[], AbstractContextManager[sqlite3.Connection]]):
         self._db = db
         self._transaction = transaction
+
+    def guess_languages_again(self) -> int:
+        """Guess every note's language again when the index's were guessed by an older rule (`LANGUAGE_RULE`) or
+        not kept at all, from the same opening a write guesses it from; the writer does it at the start of a sync.
+        A few seconds once at 50,000 notes, 500 notes a transaction so that a reader is never kept waiting; a note
+        rewritten meanwhile keeps what its write guessed. Returns how many notes were guessed again."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'language_rule'").fetchone()
+        if row is not None and str(row[0]) == LANGUAGE_RULE:
+            return 0
+        sql = (
+            f"SELECT notes.id, notes.content_hash, {OPENING_SQL} "
+            "FROM notes JOIN fts ON fts.rowid = notes.id WHERE notes.id IN ({marks})"
+        )
+        ids = [int(r[0]) for r in self._db.execute("SELECT id FROM notes")]
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            rows = self._db.execute(sql.format(marks=",".join("?" * len(part))), (OPENING_CHARS, *part))
+            guesses = [(language_of(str(text)), int(rowid), str(digest)) for rowid, digest, text in rows]
+            with self._transaction() as db:
+                db.executemany("UPDATE notes SET language = ? WHERE id = ? AND content_hash = ?", guesses)
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('language_rule', ?)", (LANGUAGE_RULE,))
+        return len(ids)
 
     def language_counts(self) -> dict[str, int]:
         """How many notes of the index are in each language, as `opening_language` guessed it."""

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from companion.errors import StoreError
 from companion.locations import private_file, private_folder
-from companion.recall.language import language_of
 from companion.recall.scope import Scope
 from companion.sqlrows import rows_in
 from companion.vault.boilerplate import Boilerplate
@@ -24,7 +23,7 @@ from companion.words import segment
 from indexer import noteproblems, sessionshapes
 from indexer.derived import Derived
 from indexer.embedqueue import EmbedQueue
-from indexer.openings import LANGUAGE_RULE, OPENING_CHARS, OPENING_SQL, opening_language
+from indexer.openings import LANGUAGE_RULE, opening_language
 from indexer.records import NOTE_COLUMNS, ChunkRecord, NoteRecord
 from indexer.schema import ADDED_COLUMNS, DERIVED_COLUMNS, SCHEMA, SCHEMA_VERSION
 from indexer.scopesql import casefold_value, json_path, next_day, scope_sql
@@ -94,28 +93,6 @@ class Manifest:
         self._db.execute("CREATE INDEX IF NOT EXISTS notes_title_key ON notes(title_key)")
         # Every embedding pass asks which titles wait for a vector: a partial index answers without a table scan.
         self._db.execute("CREATE INDEX IF NOT EXISTS notes_untitled ON notes(id) WHERE title_vec IS NULL")
-
-    def guess_languages_again(self) -> int:
-        """Guess every note's language again when the index's were guessed by an older rule (`LANGUAGE_RULE`) or
-        not kept at all, from the same opening a write guesses it from; the writer does it at the start of a sync.
-        A few seconds once at 50,000 notes, 500 notes a transaction so that a reader is never kept waiting; a note
-        rewritten meanwhile keeps what its write guessed. Returns how many notes were guessed again."""
-        if self.get_meta("language_rule") == LANGUAGE_RULE:
-            return 0
-        sql = (
-            f"SELECT notes.id, notes.content_hash, {OPENING_SQL} "
-            "FROM notes JOIN fts ON fts.rowid = notes.id WHERE notes.id IN ({marks})"
-        )
-        ids = [int(r[0]) for r in self._db.execute("SELECT id FROM notes")]
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            rows = self._db.execute(sql.format(marks=",".join("?" * len(part))), (OPENING_CHARS, *part))
-            guesses = [(language_of(str(text)), int(rowid), str(digest)) for rowid, digest, text in rows]
-            with self.transaction() as db:
-                db.executemany("UPDATE notes SET language = ? WHERE id = ? AND content_hash = ?", guesses)
-        with self.transaction():
-            self.set_meta("language_rule", LANGUAGE_RULE)
-        return len(ids)
 
     def close(self) -> None:
         """Close the database."""

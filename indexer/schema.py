@@ -78,4 +78,4 @@ ADDED_COLUMNS = (
 """Columns added since schema 1, with their definitions: an index from then is upgraded in place."""
 DERIVED_COLUMNS = (("title_vec", "title_vec BLOB"), ("language", "language TEXT"))
 """Columns an older index gains empty without a re-read: the embedding phase fills the title's vector, the next sync
-every note's language (`Manifest.guess_languages_again`; recall guesses it from the note's opening until then)."""
+every note's language (`Derived.guess_languages_again`; recall guesses it from the note's opening until then)."""

@@ -14,27 +14,24 @@ committed on its own. Recall meanwhile answers from what is there and says how m
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import json
 import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from companion.embedding.providers import Embedder
 from companion.errors import NoteError, VaultError
-from companion.vault.dates import note_day
 from companion.vault.notes import FileStat, Note
 from companion.vault.reader import ObsidianVault, valid_name
 from indexer.chunking import Chunk, Chunker, redact_note
 from indexer.embedphase import EMBED_BATCH, EmbeddingPhase, Progress
 from indexer.manifest import Manifest
 from indexer.owner import SharedStore
-from indexer.records import ChunkRecord, NoteRecord, Unembedded
+from indexer.plans import Plan, chunk_records, guess_tokens, meta_hash, note_metadata, note_record, queue_day, words_of
+from indexer.records import ChunkRecord, Unembedded
 from indexer.report import IndexReport
 from indexer.store import VectorStore
 from indexer.summaries import Summaries
@@ -47,56 +44,6 @@ Reading = Callable[[int, int], None]
 _WORDS_BATCH_NOTES = 200  # notes read and committed together in the words phase
 _URGENT_NOTES = 64  # up to this many changed notes are an edit, embedded before any backlog
 _URGENT_DAY = 99_991_231  # the queue's order key of an edit's chunks: after every real date
-
-
-def _queue_day(plan: _Plan) -> int:
-    """The day a note's chunks are queued under (`YYYYMMDD`): its `date`, or for an undated note the day its file
-    was last written."""
-    day = int(plan.meta["day"])
-    if day:
-        return day
-    return int(dt.datetime.fromtimestamp(plan.stat.mtime_ns / 1e9).strftime("%Y%m%d"))
-
-
-def _guess_tokens(text: str) -> int:
-    """A token count for a chunk made before chunks carried theirs: about one token per four characters."""
-    return max(len(text) // 4, 1) + 2
-
-
-def note_metadata(note: Note) -> dict[str, str | int]:
-    """The per-note fields stored with each chunk vector, for filtering in the store."""
-    fm = note.frontmatter
-    date = fm.get("date")
-    day = note_day(date)
-    date_s = day.isoformat() if day else (str(date)[:10] if date else "")
-    digits = date_s.replace("-", "")
-    return {
-        "path": note.path,
-        "kind": note.kind,
-        "type": note.note_type or "",
-        "date": date_s,
-        "day": int(digits) if len(digits) == 8 and digits.isdigit() else 0,
-        "user_id": str(fm.get("user_id") or ""),
-        "chat_id": str(fm.get("chat_id") or ""),
-    }
-
-
-def _meta_hash(meta: dict[str, str | int]) -> str:
-    return hashlib.sha1(json.dumps(meta, sort_keys=True).encode("utf-8")).hexdigest()
-
-
-@dataclass
-class _Plan:
-    note: Note
-    stat: FileStat
-    chunks: list[Chunk]
-    meta: dict[str, str | int]
-    write: list[Chunk] = field(default_factory=list)
-    reuse: dict[str, str] = field(default_factory=dict)  # new chunk id -> donor chunk id
-    stale: list[str] = field(default_factory=list)
-    moved_from: str | None = None
-    replaced: list[str] = field(default_factory=list)  # ids written anew whose old vector is in the store
-    words: str | None = None  # the full-text index's text when it is not the note's own (a session summary's)
 
 
 class Indexer:
@@ -168,7 +115,7 @@ class Indexer:
         started = time.perf_counter()
         report = IndexReport(recovered=self.recover())
         self.manifest.read_skipped_again()  # once, after the way notes are read changed
-        self.manifest.guess_languages_again()  # once, after the way languages are guessed changed
+        self.manifest.derived.guess_languages_again()  # once, after the way languages are guessed changed
         current = self.vault.scan()
         known = self.manifest.stats()
         changed = {p: st for p, st in current.items() if known.get(p) != (st.mtime_ns, st.size)}
@@ -322,7 +269,7 @@ class Indexer:
     ) -> set[str]:
         """Read, plan and commit the words of these notes in batches; returns the paths their notes moved from."""
         moved: set[str] = set()
-        batch: list[_Plan] = []
+        batch: list[Plan] = []
         size = 0
         for number, path in enumerate(sorted(changed), 1):
             if reading:
@@ -341,7 +288,7 @@ class Indexer:
         self.summaries.flush()
         return moved
 
-    def _read(self, path: str, stat: FileStat, donors: dict[str, list[str]], report: IndexReport) -> _Plan | None:
+    def _read(self, path: str, stat: FileStat, donors: dict[str, list[str]], report: IndexReport) -> Plan | None:
         """One changed note read and planned; a session summary is read as its exchange, or left out whole."""
         note = self.summaries.take(path)
         if note is None:
@@ -372,17 +319,17 @@ class Indexer:
         donors: dict[str, list[str]],
         report: IndexReport,
         kept: str | None = None,
-    ) -> _Plan | None:
+    ) -> Plan | None:
         meta = note_metadata(note)
         if kept is not None:
             meta["kept"] = kept  # a summary's verdict and context change its text, though not its file
         record = self.manifest.note(note.path)
-        if record is not None and record.content_hash == note.content_hash and record.meta_hash == _meta_hash(meta):
+        if record is not None and record.content_hash == note.content_hash and record.meta_hash == meta_hash(meta):
             with self.manifest.transaction() as db:
                 self.manifest.touch_note(db, note.path, stat.mtime_ns, stat.size)
             report.notes_unchanged += 1
             return None
-        plan = _Plan(note, stat, self.chunker.chunk(note), meta)
+        plan = Plan(note, stat, self.chunker.chunk(note), meta)
         old: list[ChunkRecord] = []
         waiting: set[str] = set()  # old chunks whose vectors were never made
         if record is not None:
@@ -393,7 +340,7 @@ class Indexer:
             old = self.manifest.chunks(plan.moved_from)
             waiting = self.manifest.queue.unembedded_ids(plan.moved_from)
             report.notes_renamed += 1
-        same_meta = record is not None and record.meta_hash == _meta_hash(meta)
+        same_meta = record is not None and record.meta_hash == meta_hash(meta)
         by_id = {c.id: c for c in old}
         by_text = {c.text_hash: c.id for c in old if c.id not in waiting}
         for chunk in plan.chunks:
@@ -410,7 +357,7 @@ class Indexer:
         plan.stale = [c.id for c in old if c.id not in new_ids]
         return plan
 
-    def _commit_words(self, plans: Sequence[_Plan], report: IndexReport, urgent: bool = False) -> set[str]:
+    def _commit_words(self, plans: Sequence[Plan], report: IndexReport, urgent: bool = False) -> set[str]:
         """Write a batch of read notes: their manifest entries and lexical text, the vectors that can be carried
         over (renames, moved paragraphs), and their other chunks queued for embedding (`urgent`: before everything
         queued so far). Returns the paths the batch's notes moved from."""
@@ -422,8 +369,8 @@ class Indexer:
         if touched:
             self.manifest.queue.journal(touched)
         kept = self.store.embeddings(donor_ids) if donor_ids else {}
-        carried: list[tuple[Chunk, _Plan]] = []
-        queued: list[tuple[Chunk, _Plan]] = []
+        carried: list[tuple[Chunk, Plan]] = []
+        queued: list[tuple[Chunk, Plan]] = []
         for plan in plans:
             for chunk in plan.write:
                 donor = plan.reuse.get(chunk.id)
@@ -447,7 +394,7 @@ class Indexer:
                 if plan.moved_from:
                     self.manifest.delete_note(db, plan.moved_from)
                 self.manifest.put_note(
-                    db, self._record(plan), self._chunk_records(plan), self._words(plan), plan.note.frontmatter_problem
+                    db, note_record(plan), chunk_records(plan), words_of(plan), plan.note.frontmatter_problem
                 )
             order = {c.id: i for p in plans for i, c in enumerate(p.chunks)}
             self.manifest.queue.queue_chunks(
@@ -459,9 +406,9 @@ class Indexer:
                             p.note.path,
                             c.text,
                             json.dumps({**p.meta, "anchor": c.anchor}, ensure_ascii=False),
-                            c.tokens or _guess_tokens(c.text),
+                            c.tokens or guess_tokens(c.text),
                         ),
-                        _URGENT_DAY if urgent else _queue_day(p),
+                        _URGENT_DAY if urgent else queue_day(p),
                         p.stat.mtime_ns,
                         order[c.id],
                     )
@@ -515,36 +462,3 @@ class Indexer:
             self._delete([path], IndexReport())
         with self.manifest.transaction() as db:
             self.manifest.mark_skipped(db, path, stat.mtime_ns, stat.size, reason)
-
-    @staticmethod
-    def _record(plan: _Plan) -> NoteRecord:
-        note = plan.note
-        return NoteRecord(
-            path=note.path,
-            mtime_ns=plan.stat.mtime_ns,
-            size=plan.stat.size,
-            content_hash=note.content_hash,
-            meta_hash=_meta_hash(plan.meta),
-            kind=note.kind,
-            note_type=note.note_type,
-            title=note.title,
-            date=str(plan.meta["date"]) or None,
-            fields_json=json.dumps(note.frontmatter, ensure_ascii=False, default=str),
-            links_json=json.dumps(list(dict.fromkeys(link.target for link in note.links if link.target))),
-        )
-
-    @staticmethod
-    def _chunk_records(plan: _Plan) -> list[ChunkRecord]:
-        return [
-            ChunkRecord(c.id, plan.note.path, c.anchor, c.text_hash, c.start_line, c.end_line, i)
-            for i, c in enumerate(plan.chunks)
-        ]
-
-    @staticmethod
-    def _words(plan: _Plan) -> str:
-        if plan.words is not None:
-            return plan.words  # a summary's exchange, boilerplate left out: its properties hold the messages whole
-        note = plan.note
-        # Frontmatter values are searchable too (people, tags, topics), after the body.
-        extras = " ".join(str(v) for k, v in note.frontmatter.items() if k not in {"date", "time"} and v)
-        return f"{note.body}\n{extras}" if extras else note.body

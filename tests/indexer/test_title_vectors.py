@@ -169,10 +169,10 @@ def test_an_index_guessed_by_an_older_rule_guesses_its_notes_languages_again(tmp
     reopened = Manifest(path)
     # Opening writes nothing (a reader, a read-only app); the writer guesses them again at its next sync.
     assert reopened.derived.languages(["da.md"]) == {"da.md": "fr"} and reopened.get_meta("language_rule") is None
-    assert reopened.guess_languages_again() == 2
+    assert reopened.derived.guess_languages_again() == 2
     assert reopened.derived.languages(["da.md", "en.md"]) == {"da.md": "latin", "en.md": "en"}
     assert reopened.get_meta("language_rule") == LANGUAGE_RULE
-    assert reopened.guess_languages_again() == 0  # once
+    assert reopened.derived.guess_languages_again() == 0  # once
     reopened.close()
 
 
