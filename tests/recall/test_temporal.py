@@ -41,6 +41,9 @@ def _whens(items: list[TemporalItem]) -> list[str]:
         "what have we been discussing",
         "a summary of our recent chats",
         "in our last conversation you said",
+        "what did we discuss last week?",
+        "What did Maria and I talk about on Tuesday?",
+        "what have we covered so far",
     ],
 )
 def test_recap_questions_are_detected(text: str) -> None:
@@ -50,7 +53,15 @@ def test_recap_questions_are_detected(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["what is the chalet budget", "talk to me about recipes", "recapitulation of the theory", "", "the last word"],
+    [
+        "what is the chalet budget",
+        "talk to me about recipes",
+        "recapitulation of the theory",
+        "",
+        "the last word",
+        "what did we decide about the budget",
+        "what did the plumber discover",
+    ],
 )
 def test_other_questions_are_not_recaps(text: str) -> None:
     assert not is_recap(text)
