@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -94,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"\nrecall  {query!r}")
         for rank, h in enumerate(hits, 1):
             print(f"  {rank}. {relevance_text(h):>5} {h.tier:<8} {h.path}")
-    print(f"\nTry:  companion recall --vault {dest} --explain 'what is the running plan?'")
+    # The hint runs as printed: the same data folder as this demo, so it reads the index just built.
+    data = f" --data-dir {shlex.quote(str(args.data_dir))}" if args.data_dir else ""
+    print(f"\nTry:  companion recall --vault {shlex.quote(str(dest))}{data} --explain 'what is the running plan?'")
     if args.no_tui or not (sys.stdin.isatty() and sys.stdout.isatty()):
         return 0
     from companion.tui.app import CompanionApp  # Textual is imported only when the app runs

@@ -246,3 +246,19 @@ def test_companion_demo_prints_the_policy_it_used(tmp_path: Path) -> None:
     assert "(policy: 1 per user and chat, 5 days)" in again.stdout
     shown = jsonlib.loads(run_companion("demo", *where, "--json").stdout)
     assert shown["policy"] == {"hot_limit": 1, "hot_window_days": 5}
+
+
+def test_the_demos_closing_hint_runs_as_printed_on_the_index_it_built(tmp_path: Path) -> None:
+    import shlex
+
+    from tests.helpers.cli import run_companion
+
+    root, data = tmp_path / "demo vault", tmp_path / "data"
+    shown = run_companion("demo", str(root), "--no-tui", "--data-dir", str(data))
+    assert shown.returncode == 0, shown.stderr
+    hint = next(line for line in shown.stdout.splitlines() if line.startswith("Try:"))
+    words = shlex.split(hint.removeprefix("Try:"))
+    assert words[:2] == ["companion", "recall"] and words[words.index("--data-dir") + 1] == str(data)
+    asked = run_companion(*words[1:], "--no-sync")
+    assert asked.returncode == 0, asked.stderr
+    assert "running" in asked.stdout.lower()
