@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from companion.embedding.modelbuild import E5_MODEL_ID, MODEL_ID, MODEL_IDS, MULTILINGUAL
 from companion.embedding.weights import E5_WHEEL
 from companion.errors import NoteError
+from companion.vault.boilerplate import exchange_text
 from companion.vault.reader import ObsidianVault
+from companion.vault.sessions import read_session
 from indexer.manifest import Manifest
 from indexer.openings import opening_language
 
@@ -105,6 +107,12 @@ def _sampled_languages(vault: ObsidianVault) -> dict[str, int]:
             note = vault.read_note(rel)
         except NoteError:
             continue  # the sync names it; a note that cannot be read says nothing of the vault's languages
-        language = opening_language(note.title, note.body)
+        # A session summary says what was said in its properties, and the index reads it there: its body alone can
+        # be empty or a line of boilerplate, which would count a Spanish exchange as English.
+        text = note.body
+        if note.kind == "session":
+            summary = read_session(note.path, note)
+            text = exchange_text(summary.user_msg, summary.sentinel_msg, note.body)
+        language = opening_language(note.title, text)
         counts[language] = counts.get(language, 0) + 1
     return counts

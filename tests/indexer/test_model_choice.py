@@ -193,3 +193,26 @@ def test_an_english_question_about_a_spanish_note_of_a_small_vault_is_a_match_an
     assert not any(r["match"] for r in asked["results"][1:])  # the lift is bounded: its neighbours stay below
     pizza = companion_json("recall", "best pizza in Naples", *where, "--no-sync")
     assert not any(r["match"] for r in pizza["results"])
+
+
+def test_session_summaries_are_judged_by_their_exchange_before_and_after_the_first_index(tmp_path: Path) -> None:
+    import datetime as dt
+
+    from tests.helpers.summaries import write_summary
+
+    vault = tmp_path / "vault"
+    asked = [
+        ("¿Cuánto cuesta arreglar la caldera de gas?", "El técnico pidió 340 euros por cambiar la bomba."),
+        ("¿Qué vacunas necesita el perro?", "Rabia, moquillo y parvovirus; la primera visita cuesta 45 euros."),
+        ("¿Y el seguro cubre la avería?", "No, la póliza excluye las averías de la caldera."),
+    ]
+    for i, (user, reply) in enumerate(asked):  # bodies left empty: the exchange is in the properties
+        write_summary(vault, dt.datetime(2026, 11, 10, 9 + i), user, reply)
+    write_summary(vault, dt.datetime(2026, 11, 11, 9), "Book the offsite in Lisbon", "Booked for 4-5 March.")
+    ws = _open(vault, tmp_path)
+    before = ws.model_choice()
+    assert before is not None and before.other_share == pytest.approx(0.75)
+    ws.indexer().sync()
+    after = model_choice.wanted_model(ws.vault, ws.manifest, ws.manifest.get_meta("vectors_model"))
+    assert after.other_share == pytest.approx(before.other_share)
+    ws.close()
