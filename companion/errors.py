@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+from pathlib import Path
 
 
 class CompanionError(Exception):
@@ -225,13 +226,30 @@ def from_os_error(exc: OSError) -> StorageError:
         )
     if code == errno.ENOTDIR or (code == errno.EEXIST and path and not os.path.isdir(path)):
         # `mkdir -p` through a plain file fails with one or the other, depending on where the file sits.
+        blocking = _file_in_the_way(path)
+        named = f" ({blocking})" if blocking else ""
         return StorageError(
-            f"not a folder{at}: a file stands where this path needs a folder; move that file away, or choose "
+            f"not a folder{at}: a file stands where this path needs a folder{named}; move that file away, or choose "
             f"another folder: {data_dir}",
             path,
         )
     reason = exc.strerror or str(exc) or type(exc).__name__
     return StorageError(f"{reason[:1].lower()}{reason[1:]}{at}", path)
+
+
+def _file_in_the_way(path: str | None) -> str | None:
+    """The first part of `path` that exists and is not a folder: the file to move away (the error names the path
+    that was asked for, which can be several folders below it)."""
+    if not path:
+        return None
+    wanted = Path(path)
+    for part in (*reversed(wanted.parents), wanted):
+        try:
+            if part.exists() and not part.is_dir():
+                return str(part)
+        except OSError:
+            return None
+    return None
 
 
 def _path_text(name: object) -> str | None:

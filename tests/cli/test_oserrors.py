@@ -93,6 +93,7 @@ def test_a_data_dir_that_is_a_file_is_one_message(
     code, out, err = run(capsys, *command, "--vault", str(vault), "--data-dir", str(blocker), "--json")
     assert code == STORAGE, err
     assert_one_clear_line(err, "not a folder", str(blocker), "--data-dir")
+    assert f"({blocker})" in err  # the file in the way, not only the folder it blocks several levels below
     error = json_error(out)
     assert str(error["path"]).startswith(str(blocker)) and error["error"] == err.strip().removeprefix("companion: ")
 
