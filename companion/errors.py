@@ -227,7 +227,7 @@ def from_os_error(exc: OSError) -> StorageError:
     if code == errno.ENOTDIR or (code == errno.EEXIST and path and not os.path.isdir(path)):
         # `mkdir -p` through a plain file fails with one or the other, depending on where the file sits.
         blocking = _file_in_the_way(path)
-        named = f" ({blocking})" if blocking else ""
+        named = f" ({blocking})" if blocking and blocking != path else ""  # the path itself: named already
         return StorageError(
             f"not a folder{at}: a file stands where this path needs a folder{named}; move that file away, or choose "
             f"another folder: {data_dir}",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Mapping
 
 from companion.errors import NoteError
 from companion.recall.candidates import NoteIndex
@@ -81,11 +82,32 @@ class Passages:
             return None
         if note.kind == "session":
             return note, session_passage(note), note.body_line, False  # its messages are properties, not body
+        if not COMMENT.sub("", note.body).strip():
+            # A note whose facts are all properties (a book's author, a trip's dates) would show, and give an
+            # agent, nothing at all: its properties are its passage.
+            return note, properties_text(note.frontmatter), 0, False
         lines = self.index.chunk_lines(item.path, item.anchor) if item.anchor else None
         if lines is None:
             return note, note.body, note.body_line, False
         text = "\n".join(note_lines(note.body, note.body_line)[lines[0] : lines[1]])
         return note, text, lines[0], True
+
+
+def properties_text(frontmatter: Mapping[str, object]) -> str:
+    """A note's properties as lines of `name: value` (a list as its items joined by commas), those with no value
+    and those holding a table left out."""
+    lines: list[str] = []
+    for key, value in frontmatter.items():
+        if isinstance(value, list | tuple):
+            items = [str(v) for v in value if v is not None and not isinstance(v, dict | list) and str(v).strip()]
+            shown = ", ".join(items)
+        elif value is None or isinstance(value, dict):
+            shown = ""
+        else:
+            shown = str(value).strip()
+        if shown:
+            lines.append(f"{key}: {shown}")
+    return "\n".join(lines)
 
 
 def note_lines(body: str, body_line: int) -> list[str]:

@@ -49,7 +49,10 @@ USER_CHARS = 110
 
 # Recap wordings that only read as a recap with a period beside them ("what happened last week?").
 _PERIOD_RECAP = re.compile(
-    r"\bwhat (?:did|have|do) (?:we|i|you) (?:say|said|do|done|decide|decided)\b"
+    # "What did Maria and I talk about last week": the user may name who else was there.
+    r"\bwhat (?:did|have|do) (?:[\w'-]+ and )?(?:we|i|you) (?:say|said|do|done|decide|decided|discuss|discussed|cover"
+    r"|covered)\b"
+    r"|\bwhat (?:did|have) [\w'-]+ and (?:we|i|you) (?:talk(?:ed)?|chat(?:ted)?) about\b"
     r"|\bwhat (?:was|were) (?:we|i|you) (?:saying|doing|talking|discussing)\b"
     r"|\bwhat happened\b",
     re.IGNORECASE,

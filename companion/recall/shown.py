@@ -10,16 +10,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from companion.recall.engine import Recall
+from companion.recall.passages import cut
 from companion.recall.results import Located, RecallItem
 from companion.secrets import redact_output, redact_text
 
 WHOLE = 1_000_000
 """A length no passage reaches: the engine's own cut never applies before redaction."""
-
-
-def cut(text: str, max_chars: int) -> str:
-    """`text` cut to at most `max_chars` characters, with an ellipsis when cut (as the engine cuts passages)."""
-    return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
 
 
 def located(engine: Recall, item: RecallItem, snippet_chars: int = 160) -> Located:

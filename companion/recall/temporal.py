@@ -23,10 +23,11 @@ RECAP_PATTERNS = frozenset(
         r"\brecap\b",
         r"\bcatch me up\b",
         r"\bsum(?:mary|marise|marize) of (?:our|the) (?:recent|last|latest)\b",
-        # "What did Maria and I talk about": the user names who else was there.
-        r"\bwhat (?:did|have) (?:[\w'-]+ and )?(?:we|i|you) (?:talk(?:ed)?|chat(?:ted)?) about\b",
-        # To discuss and to cover take their topic directly: "what did we discuss last week".
-        r"\bwhat (?:did|have) (?:[\w'-]+ and )?(?:we|i|you) (?:discuss(?:ed)?|cover(?:ed)?)\b",
+        r"\bwhat (?:did|have) (?:we|i|you) (?:talk(?:ed)?|discuss(?:ed)?|chat(?:ted)?|cover(?:ed)?) about\b",
+        # To discuss and to cover take their topic directly: the bare question alone is a recap here ("what did we
+        # discuss?"); with a topic ("what did we discuss with the landlord?") it asks for that topic, and with a
+        # period ("what did we discuss last week?") for the period's sessions (`companion.recall.recap`).
+        r"\bwhat (?:did|have) (?:we|i|you) (?:discuss(?:ed)?|cover(?:ed)?)(?: so far| recently| lately)?\s*[?.!]*\s*$",
         r"\bwhat (?:did|have) we (?:been )?(?:talking|discussing|working on)\b",
         r"\bwhere (?:did|were) we\b",
         r"\bwhere we left off\b",

@@ -122,6 +122,9 @@ def test_a_recap_with_a_topic_lists_the_period_s_sessions_about_it_first(
         ("the boiler pressure yesterday", None, ("boiler", "pressure")),  # a topic with a date: ranked by meaning
         ("what did we talk about recently?", None, ()),  # no period: the recent sessions, as before
         ("boiler pressure in March", None, ("boiler", "pressure")),
+        ("what did we discuss last week?", "last week", ()),
+        ("What did Maria and I talk about last week?", "last week", ("maria",)),
+        ("what did we discuss with the landlord?", None, ("landlord",)),  # a topic, no period: ranked by meaning
     ],
 )
 def test_which_questions_are_recaps_of_a_period(question: str, period: str | None, topic: tuple[str, ...]) -> None:

@@ -41,8 +41,7 @@ def _whens(items: list[TemporalItem]) -> list[str]:
         "what have we been discussing",
         "a summary of our recent chats",
         "in our last conversation you said",
-        "what did we discuss last week?",
-        "What did Maria and I talk about on Tuesday?",
+        "what did we discuss?",
         "what have we covered so far",
     ],
 )
@@ -61,6 +60,10 @@ def test_recap_questions_are_detected(text: str) -> None:
         "the last word",
         "what did we decide about the budget",
         "what did the plumber discover",
+        "what did you cover in the report?",
+        "what did we discuss with the landlord?",
+        "what did Maria and I talk about",
+        "what did I cover the sofa with?",
     ],
 )
 def test_other_questions_are_not_recaps(text: str) -> None:
