@@ -1,0 +1,138 @@
+"""The README's agent set-up run as written with the real agent programs: Claude Code's `claude mcp add` followed by
+its own health check, and Codex CLI's `codex mcp add` followed by a session that starts the server, initialises it and
+lists its tools. Each runs in a home of its own, so a user's configuration is never read or written.
+
+The programs come from the npm registry (CI installs them into `.clients/`); where they are missing the tests are
+skipped and say so. Neither needs an account for this: Claude Code's health check only connects, and Codex starts its
+MCP servers before it asks a model anything (the model is out of reach here, so its session is stopped once the
+tools are listed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPANION = Path(sys.executable).parent / "companion"
+CLIENTS = ROOT / ".clients" / "node_modules" / ".bin"
+
+
+def _client(name: str) -> str:
+    found = shutil.which(name) or shutil.which(name, path=str(CLIENTS))
+    if found is None:
+        pytest.skip(f"{name} is not installed (npm install --prefix .clients, as CI does)")
+    return found
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "Vault"
+    root.mkdir()
+    (root / "Boiler.md").write_text("The boiler rattles when it starts; the plumber comes on Tuesday.\n")
+    return root
+
+
+def _env(home: Path, *first_on_path: Path) -> dict[str, str]:
+    """A user's environment with a home of its own and the companion on the PATH, as after activating the venv."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPANION_", "CODEX_", "CLAUDE_"))}
+    env.update(
+        HOME=str(home),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        PATH=os.pathsep.join([*map(str, first_on_path), str(COMPANION.parent), env.get("PATH", "")]),
+        # Nothing but the server is needed: no update checks or telemetry from a machine with no network.
+        DISABLE_AUTOUPDATER="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+    )
+    return env
+
+
+def _run(command: list[str], env: dict[str, str], cwd: Path) -> str:
+    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, f"{command[:3]} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    return done.stdout + done.stderr
+
+
+def test_claude_code_connects_with_the_readme_command(tmp_path: Path, vault: Path) -> None:
+    claude = _client("claude")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = _env(home)
+    # The README's line, with this test's vault for ~/Vault.
+    _run([claude, "mcp", "add", "vault-companion", "--", "companion", "mcp", "--vault", str(vault)], env, tmp_path)
+    listed = _run([claude, "mcp", "list"], env, tmp_path)
+    line = next(line for line in listed.splitlines() if line.startswith("vault-companion"))
+    assert "Connected" in line and "Failed" not in line, listed
+
+
+def test_claude_code_connects_with_the_whole_path_after_make_run(tmp_path: Path, vault: Path) -> None:
+    """The README's form for a checkout that was not activated: the program's whole path, nothing on the PATH."""
+    claude = _client("claude")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = _env(home)
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if Path(p) != COMPANION.parent)
+    assert shutil.which("companion", path=env["PATH"]) is None
+    _run([claude, "mcp", "add", "vault-companion", "--", str(COMPANION), "mcp", "--vault", str(vault)], env, tmp_path)
+    listed = _run([claude, "mcp", "list"], env, tmp_path)
+    assert "Connected" in next(line for line in listed.splitlines() if line.startswith("vault-companion")), listed
+
+
+def test_codex_starts_the_server_and_lists_its_tools(tmp_path: Path, vault: Path) -> None:
+    codex = _client("codex")
+    home = tmp_path / "home"
+    home.mkdir()
+    # A `companion` first on the PATH that keeps what the server answers, then runs the real one: the command Codex
+    # is given is the README's, word for word.
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    answers = tmp_path / "answers.jsonl"
+    (shim / "companion").write_text(f'#!/bin/sh\n"{COMPANION}" "$@" | tee -a "{answers}"\n')
+    (shim / "companion").chmod(0o755)
+    env = _env(home, shim)
+    _run([codex, "mcp", "add", "vault-companion", "--", "companion", "mcp", "--vault", str(vault)], env, tmp_path)
+    config = (home / ".codex" / "config.toml").read_text()
+    assert "[mcp_servers.vault-companion]" in config and 'command = "companion"' in config
+
+    session = subprocess.Popen(
+        [codex, "exec", "--skip-git-repo-check", "What is in my vault?"],
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    tools: list[str] = []
+    try:
+        deadline = time.monotonic() + 120
+        while not tools and time.monotonic() < deadline and session.poll() is None:
+            time.sleep(0.5)
+            tools = _listed_tools(answers)
+    finally:
+        if session.poll() is None:
+            os.killpg(session.pid, signal.SIGTERM)
+        session.wait(timeout=30)
+    assert {"vault_search", "vault_read", "context", "recall_recent"} <= set(tools), answers.read_text()[:2000]
+
+
+def _listed_tools(answers: Path) -> list[str]:
+    """The tool names in the server's answer to `tools/list`, once it has been written whole."""
+    if not answers.exists():
+        return []
+    for line in answers.read_text().splitlines():
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        result = message.get("result") if isinstance(message, dict) else None
+        if isinstance(result, dict) and isinstance(result.get("tools"), list):
+            return [tool["name"] for tool in result["tools"]]
+    return []
