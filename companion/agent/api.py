@@ -23,9 +23,11 @@ from dataclasses import replace
 from typing import Any
 
 from companion.agent import arguments
+from companion.agent.happenings import LINE_CHARS as LINE_CHARS  # the MCP tools and prompts read it from here
+from companion.agent.happenings import anchor_at, draw
 from companion.agent.periods import RecentSessions, recent
-from companion.agent.timeline import MOST_AROUND, Anchor, Happening, note_moment, place
-from companion.agent.views import Found, Graph, Links, LinkView, Listed, NoteView, Surfaced, Timeline, TimelineEntry
+from companion.agent.timeline import MOST_AROUND, note_moment
+from companion.agent.views import Found, Graph, Links, LinkView, Listed, NoteView, Surfaced, Timeline
 from companion.embedding.tokens import TokenCounter
 from companion.errors import AgentInputError, NoteError
 from companion.recall.assembly import build, used_notes
@@ -33,12 +35,10 @@ from companion.recall.context import AssembledContext
 from companion.recall.language import language_of
 from companion.recall.scope import Scope
 from companion.recall.shown import located
-from companion.recall.temporal import summarise
 from companion.secrets import redact_output, redact_text
 from companion.vault.graph import VaultGraph
 from companion.vault.reader import valid_name
-from companion.vault.sessions import local_moment
-from companion.words import counted, one_line
+from companion.words import counted
 from companion.workspace import Workspace
 from indexer.graphs import manifest_graph
 from indexer.terms import fts_query
@@ -51,13 +51,10 @@ MAX_HOPS = 4
 """Deepest graph one call walks (past this a graph is most of a vault)."""
 SNIPPET_CHARS = 400
 """Longest passage returned with a search result."""
-LINE_CHARS = 160
-"""Longest one-line summary (a timeline entry's)."""
 MOST_DAYS = 3650
 """Widest a timeline looks either side of its anchor."""
 
 _SURFACED = re.compile(r"@(\d+|last)")
-_NOT_PROSE = re.compile(r"#.*|(?:!\[\[[^\]]*\]\]\s*)+|-{3,}")  # a heading, embeds alone, a rule
 
 
 class AgentApi:
@@ -384,101 +381,11 @@ class AgentApi:
         before = arguments.count("before", before, MOST_AROUND, least=0)
         after = arguments.count("after", after, MOST_AROUND, least=0)
         days = arguments.count("days", days, MOST_DAYS)
-        anchor = self._anchor(date, note)
-        first = anchor.when.date() - dt.timedelta(days=days)
-        last = anchor.when.date() + dt.timedelta(days=days)
-        happenings, carriers = self._happenings(first, last)
-        if anchor.path is not None:
-            # A session named by its summary or its conversation note is one entry; its moment is to the minute.
-            path = carriers.get(anchor.path, anchor.path)
-            mine = next((h for h in happenings if h.path == path), None)
-            if mine is None:  # an undated note, or one outside the index, is still where its timeline is drawn
-                record = self.workspace.manifest.note(path)
-                title = record.title if record else posixpath.basename(path).removesuffix(".md")
-                note_type = record.note_type if record else None
-                happenings.append(Happening(path, title, "note", anchor.when, anchor.timed, note_type))
-            elif mine.kind == "session":
-                anchor = Anchor(mine.when, False, path, "session")
-        placed = place(happenings, anchor, before, after)
+        anchor = anchor_at(self.workspace, date, None if note is None else self.resolve(note))
+        drawn = draw(self.workspace, anchor, before, after, days)
         # "That note" is the one the timeline was drawn around.
-        self._remember_surfaced([p.happening.path for p in placed], anchor.path)
-        # A note's line is the start of its text, read for the few placed only.
-        lines = {p.happening.path: self._opening(p.happening) for p in placed if not p.happening.summary}
-        entries = tuple(
-            TimelineEntry(
-                position=p.position,
-                kind=p.happening.kind,
-                path=p.happening.path,
-                title=p.happening.title,
-                when=p.happening.stamp(),
-                note_type=p.happening.note_type,
-                summary=p.happening.summary or lines.get(p.happening.path, ""),
-            )
-            for p in placed
-        )
-        when = anchor.when.isoformat(timespec="minutes") if anchor.timed else anchor.when.date().isoformat()
-        return redact_output(Timeline(when, anchor.source, anchor.path, days, entries))
-
-    def _anchor(self, date: str | None, note: str | None) -> Anchor:
-        if note is not None:
-            path = self.resolve(note)
-            record = self.workspace.manifest.note(path)
-            properties = record.frontmatter if record is not None else self._frontmatter(path)
-            placed = note_moment(properties, posixpath.basename(path))
-            if placed is not None:
-                return Anchor(placed[0], False, path, "date", timed=placed[1])
-            try:  # a note left out of the index has no record
-                mtime = (
-                    record.mtime_ns / 1e9 if record is not None else (self.workspace.vault.root / path).stat().st_mtime
-                )
-            except OSError as exc:
-                raise AgentInputError("note", f"{path} cannot be read: {exc.strerror}") from exc
-            return Anchor(dt.datetime.fromtimestamp(mtime).replace(microsecond=0), False, path, "modified")
-        if date is None or not str(date).strip():
-            return Anchor(dt.datetime.now().replace(second=0, microsecond=0), False, None, "now")
-        text = arguments.text("date", date).strip()
-        moment = arguments.moment(text, "date")
-        assert moment is not None
-        day_only = len(text) <= 10
-        return Anchor(local_moment(moment), day_only, None, "date", timed=not day_only)
-
-    def _frontmatter(self, path: str) -> dict[str, Any]:
-        """The properties of a note left out of the index (a session summary), read from its file."""
-        try:
-            return self.workspace.vault.read_note(path).frontmatter
-        except NoteError:
-            return {}
-
-    def _happenings(self, first: dt.date, last: dt.date) -> tuple[list[Happening], dict[str, str]]:
-        """The sessions and dated notes from `first` to `last`, a session once; and for each note that stands for a
-        session (its summary, its conversation note), the entry's path."""
-        engine = self.workspace.recall()
-        happenings: list[Happening] = []
-        carriers: dict[str, str] = {}
-        for ref in engine.sessions_since(first, dt.datetime.combine(last, dt.time.max)):
-            when = ref.summary.when
-            assert when is not None  # sessions_since keeps only sessions with a time
-            carriers.update(dict.fromkeys(ref.paths, ref.carrier))
-            note_type = ref.note.note_type if ref.note is not None else None
-            line = one_line(summarise(ref.summary), LINE_CHARS)
-            happenings.append(Happening(ref.carrier, ref.title, "session", when, True, note_type, line))
-        for record in self.workspace.manifest.placed_within(first.isoformat(), last.isoformat()):
-            if record.path in carriers:
-                continue
-            placed = note_moment(record.frontmatter, record.title)
-            if placed is not None and first <= placed[0].date() <= last:
-                happenings.append(Happening(record.path, record.title, "note", placed[0], placed[1], record.note_type))
-        return happenings, carriers
-
-    def _opening(self, happening: Happening) -> str:
-        """The start of a note's text as one line: its first lines of prose, past headings and embeds."""
-        try:
-            # Redacted whole before its first lines are taken: a cut could leave a secret unrecognisable.
-            body = redact_text(self.workspace.vault.read_note(happening.path).body, keep_lines=True)
-        except NoteError:
-            return ""
-        prose = [line for line in body.splitlines() if line.strip() and not _NOT_PROSE.fullmatch(line.strip())]
-        return one_line(" ".join(prose[:8]), LINE_CHARS)
+        self._remember_surfaced([entry.path for entry in drawn.entries], drawn.note)
+        return redact_output(drawn)
 
     def context(self, message: str, budget: int | None = None) -> tuple[AssembledContext, TokenCounter]:
         """The context for a message under a hard token budget (the policy's `token_budget` by default); its text is

@@ -8,44 +8,38 @@ every file's bytes before and after, which is what `Curator.undo` restores from.
 written, through the file itself (`companion.curation.applying`): a note edited while a curation runs stops it, and
 what was already written is put back.
 
-Every read and write of a note goes through folders held open by descriptor (`HeldFolder`), opened one name at a
-time without following a symbolic link: a folder swapped for a link while a curation runs can make it fail, never
-make it read or write outside the vault. A note keeps its permission bits wherever it goes (archive, the trash) and
-when an undo brings it back, and an undo removes the folders its curation created once they are empty again.
+Every read (`companion.curation.reading`) and write of a note goes through folders held open by descriptor
+(`HeldFolder`), opened one name at a time without following a symbolic link: a folder swapped for a link while a
+curation runs can make it fail, never make it read or write outside the vault. A note keeps its permission bits wherever
+it goes (archive, the trash) and when an undo brings it back, and an undo removes the folders its curation created once
+they are empty again.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import posixpath
 import re
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from companion.atomic import HeldFolder, LinkRefused, fit_name
-from companion.config import CompanionConfig
-from companion.curation.applying import Snapshot, Step, StepWriter
+from companion.curation.applying import Step, StepWriter
 from companion.curation.merge import merge_edits, relink_note
 from companion.curation.plans import Plan, PlannedWrite, decode_note
+from companion.curation.reading import TRASH_FOLDER, VaultFiles, note_path, snapshot_mode
 from companion.curation.relink import retargeting
-from companion.errors import CompanionError, CurationError, NotFoundError, NothingToUndoError
+from companion.errors import CurationError, NotFoundError, NothingToUndoError
 from companion.folderlock import folder_lock
 from companion.vault.audit import AuditEntry, AuditLog, FileChange, sha256_hex
 from companion.vault.frontmatter_edit import properties, remove_field, set_field
-from companion.vault.naming import NoteNames
-from companion.vault.reader import ObsidianVault, _inside, _unsafe_reason, valid_name
+from companion.vault.reader import _unsafe_reason
 
-__all__ = ["CurationError", "Curator", "Plan", "PlannedWrite", "obsidian_uri"]
-
-TRASH_FOLDER = ".trash"
-"""Obsidian's vault-local trash folder."""
+__all__ = ["TRASH_FOLDER", "CurationError", "Curator", "Plan", "PlannedWrite", "obsidian_uri"]
 
 _TAG = re.compile(r"[\w/-]+")
-_TRASH_OPTIONS = ("system", "local", "none")
 
 
 class Curator:
@@ -82,7 +76,8 @@ class Curator:
         self.archive_folder = folder
         """Vault-relative folder that archived notes move into, keeping their relative path."""
         self._lock = threading.Lock()
-        self._writer = StepWriter(self.root, self._scope_problem)
+        self._files = VaultFiles(self.root)
+        self._writer = StepWriter(self.root, self._files.scope_problem)
 
     # -- frontmatter curations
     # ---------------------------------------------------------------------------------------------------------
@@ -124,33 +119,22 @@ class Curator:
     def plan_supersede(self, path: str, newer: str) -> Plan:
         """Mark a note as replaced by a newer one (`superseded_by: "[[newer]]"`): it stays in the vault, and recall
         ranks it below its replacement."""
-        newer_rel = self._note_path(newer)
-        self._read(newer_rel)  # the replacement must exist now, not only when the queue was read
-        link = self._link_name(newer_rel)
+        newer_rel = note_path(newer)
+        self._files.read(newer_rel)  # the replacement must exist now, not only when the queue was read
+        link = self._files.link_name(newer_rel)
         return self._edit_plan(
             "supersede",
             path,
-            f"Mark {self._note_path(path)} as superseded by {newer_rel}",
+            f"Mark {note_path(path)} as superseded by {newer_rel}",
             lambda text: set_field(text, "superseded_by", f"[[{link}]]", path=path),
         )
-
-    def _link_name(self, rel: str) -> str:
-        """How a wikilink names a note: its title when that finds it, else its path (a name several notes share
-        would resolve to another one)."""
-        title = posixpath.basename(rel).removesuffix(".md")
-        try:
-            if self.note_named(title) == rel:
-                return title
-        except CompanionError:
-            pass  # a name several notes share: the path names this one
-        return rel.removesuffix(".md")
 
     def plan_relink(self, path: str, target: str, new_target: str) -> Plan:
         """Point a note's links to `target` (a link that resolves to no note) at the note `new_target` names (a
         path, title or alias), keeping each link's heading, block and alias parts as written."""
-        new_target = self._link_name(self.note_named(new_target))
-        rel = self._note_path(path)
-        raw = self._read(rel)
+        new_target = self._files.link_name(self.note_named(new_target))
+        rel = note_path(path)
+        raw = self._files.read(rel)
         text = decode_note(rel, raw)
         wanted = target.casefold()
 
@@ -166,8 +150,8 @@ class Curator:
         return Plan("relink", summary, False, (PlannedWrite(rel, sha256_hex(raw), new.encode("utf-8")),))
 
     def _edit_plan(self, action: str, path: str, summary: str, edit: Callable[[str], str]) -> Plan:
-        rel = self._note_path(path)
-        raw = self._read(rel)
+        rel = note_path(path)
+        raw = self._files.read(rel)
         text = decode_note(rel, raw)
         new = edit(text)
         if new == text:
@@ -179,12 +163,12 @@ class Curator:
 
     def plan_archive(self, path: str) -> Plan:
         """Move a note to `<archive folder>/<its path>`; refused when it is archived already or the place is taken."""
-        rel = self._note_path(path)
+        rel = note_path(path)
         if rel.casefold().startswith(self.archive_folder.casefold() + "/"):
             raise CurationError(f"{rel}: already in the archive folder '{self.archive_folder}/'; nothing to do")
-        raw = self._read(rel)
+        raw = self._files.read(rel)
         destination = f"{self.archive_folder}/{rel}"
-        if self._state(destination) is not None:
+        if self._files.state(destination) is not None:
             raise CurationError(
                 f"{destination}: already exists, so {rel} cannot be archived there; rename or remove one of them first"
             )
@@ -194,12 +178,7 @@ class Curator:
     def trash_option(self) -> str:
         """The vault's `trashOption` from `.obsidian/app.json`: `system` (also when unset or unreadable), `local`
         or `none`."""
-        try:
-            data = json.loads((self.root / ".obsidian" / "app.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return "system"
-        option = data.get("trashOption") if isinstance(data, dict) else None
-        return option if option in _TRASH_OPTIONS else "system"
+        return self._files.trash_option()
 
     def plan_delete(self, path: str) -> Plan:
         """Delete a note the way the vault's Obsidian settings say (`trashOption` in `.obsidian/app.json`).
@@ -209,8 +188,8 @@ class Curator:
         vault, so it uses `.trash/` as well. `none` removes the file for good, though undo can still restore it
         from the audit log's copy.
         """
-        rel = self._note_path(path)
-        raw = self._read(rel)
+        rel = note_path(path)
+        raw = self._files.read(rel)
         writes, will, was = self._removal(rel, raw)
         return Plan("delete", f"Delete {rel}: it {will}", True, writes, done=f"Deleted {rel}: it {was}")
 
@@ -221,21 +200,10 @@ class Curator:
         if self.trash_option() == "none":
             why = "(the vault's trash setting is 'none'; undo can still restore it)"
             return (removal,), f"will be removed for good {why}", f"was removed for good {why}"
-        destination = self._trash_path(rel)
+        destination = self._files.trash_path(rel)
         where = f"{destination} (Obsidian's trash)"
         writes = (PlannedWrite(destination, None, raw, like=rel), removal)
         return writes, f"will be moved to {where}", f"was moved to {where}"
-
-    def _trash_path(self, rel: str) -> str:
-        name = rel.rsplit("/", 1)[-1]
-        stem, suffix = (name[:-3], ".md") if name.endswith(".md") else (name, "")
-        candidate = f"{TRASH_FOLDER}/{name}"
-        number = 0
-        while self._state(candidate) is not None:
-            number += 1
-            # A long name with a number added could pass the file system's limit: the stem gives way.
-            candidate = f"{TRASH_FOLDER}/{fit_name(stem, f' {number}{suffix}')}"
-        return candidate
 
     # -- merging
     # ---------------------------------------------------------------------------------------------------------
@@ -249,15 +217,15 @@ class Curator:
         `![[Drop]]`, `[[folder/Drop]]`, in any case, in the body or a property) is rewritten to name `keep` (its
         file name, or its path when another note shares the name), the heading and alias parts kept as written.
         """
-        keep = self._note_path(keep)
-        drop = self._note_path(drop)
+        keep = note_path(keep)
+        drop = note_path(drop)
         if keep == drop:
             raise CurationError(f"{keep}: cannot merge a note into itself; choose two different notes")
-        keep_raw, drop_raw = self._read(keep), self._read(drop)
-        if os.path.samefile(self._absolute(keep), self._absolute(drop)):
+        keep_raw, drop_raw = self._files.read(keep), self._files.read(drop)
+        if os.path.samefile(self._files.absolute(keep), self._files.absolute(drop)):
             # Two spellings of one file (a case-insensitive file system).
             raise CurationError(f"{keep} and {drop} are the same file; a note cannot be merged into itself")
-        edits = merge_edits(self.root, keep, drop, keep_raw, drop_raw, self._read)
+        edits = merge_edits(self.root, keep, drop, keep_raw, drop_raw, self._files.read)
         removal, will, was = self._removal(drop, drop_raw)
         writes = (edits.keep_write, *removal, *edits.relinked)
         return Plan("merge", edits.summary(will), True, writes, done=edits.summary(was, done=True))
@@ -285,15 +253,7 @@ class Curator:
         paths = [write.path for write in plan.writes]
         if len(set(paths)) != len(paths):
             raise CurationError(f"the plan '{plan.summary}' writes one file twice; make the plan again")
-        current: dict[str, Snapshot] = {}
-        for write in plan.writes:
-            current[write.path] = self._snapshot(write.path)
-            found = _digest(_bytes(current[write.path]))
-            if found != write.expected:
-                raise CurationError(
-                    f"{write.path}: {_changed_since(write.expected, found)} since the plan was made, so "
-                    f"'{plan.summary}' was not applied; nothing was written. Look at the note again and retry"
-                )
+        current = self._files.as_planned(plan)
         changes: list[FileChange] = []
         try:
             for write in plan.writes:
@@ -312,7 +272,7 @@ class Curator:
                 "nothing was written in the vault"
             ) from exc
         steps = [
-            Step(write.path, write.content, self._mode_like(write, current), current[write.path])
+            Step(write.path, write.content, self._files.mode_like(write, current), current[write.path])
             for write in plan.writes
         ]
         return self._write_and_record(steps, lambda: (plan.action, plan.outcome, changes, None), details, plan.summary)
@@ -352,14 +312,7 @@ class Curator:
             raise CurationError(f"'{entry.summary}' ({entry.id}) is itself an undo and cannot be undone")
         if entry.id in self.audit.undone_ids():
             raise CurationError(f"'{entry.summary}' ({entry.id}) was already undone")
-        current: dict[str, Snapshot] = {}
-        for change in entry.changes:
-            current[change.path] = self._snapshot(change.path)
-            if _digest(_bytes(current[change.path])) != change.after:
-                raise CurationError(
-                    f"{change.path}: changed after '{entry.summary}', so undoing it would lose that later edit; "
-                    "nothing was written. Undo it by hand if you still want to"
-                )
+        current = self._files.as_recorded(entry)
         # A file brought back gets its permission bits again; one still there keeps its own.
         restore = [
             Step(
@@ -371,7 +324,8 @@ class Curator:
             for c in entry.changes
         ]
         reverse = [
-            FileChange(path=c.path, before=c.after, after=c.before, mode=_mode(current[c.path])) for c in entry.changes
+            FileChange(path=c.path, before=c.after, after=c.before, mode=snapshot_mode(current[c.path]))
+            for c in entry.changes
         ]
         done = self._write_and_record(restore, lambda: ("undo", f"Undo: {entry.summary}", reverse, entry.id))
         self._writer.remove_folders(entry.folders)
@@ -416,7 +370,7 @@ class Curator:
                 f"{self._writer.roll_back(done, created)}"
             ) from exc
 
-    # -- paths and reads
+    # -- reads
     # ---------------------------------------------------------------------------------------------------------
 
     def note_named(self, name: str) -> str:
@@ -426,105 +380,12 @@ class Curator:
         `AmbiguousNoteError` names the notes when several share the name; `NotFoundError` when none has it. A path
         into a hidden folder is returned as written, for the plan to refuse with the reason.
         """
-        text = name.strip() if isinstance(name, str) else ""
-        if any(part.startswith(".") and part not in (".", "..") for part in text.replace("\\", "/").split("/")):
-            return text if text.lower().endswith(".md") else f"{text}.md"
-        vault = ObsidianVault(self.root, CompanionConfig())
-        files = vault.scan_all()
-
-        def aliases() -> dict[str, tuple[str, ...]]:
-            return {rel: note.aliases for rel, note in vault.read_all_notes(files).items() if note.aliases}
-
-        return NoteNames(files, aliases).find(text)
-
-    def _note_path(self, path: str) -> str:
-        """A vault path that may be curated as a note: relative, normalised, visible, ending in `.md`."""
-        if not isinstance(path, str) or not valid_name(path):
-            raise CurationError(f"{path!r}: not a usable vault path")
-        reason = _unsafe_reason(path)
-        if reason is not None:
-            raise CurationError(f"{path!r} {reason}")
-        if posixpath.normpath(path) != path or "\\" in path:
-            raise CurationError(f"{path!r}: not a plain vault path; write it as Obsidian shows it ('folder/Note.md')")
-        if any(part.startswith(".") for part in path.split("/")):
-            raise CurationError(f"{path}: in a hidden folder or file, which Obsidian does not show as a note")
-        if not path.endswith(".md"):
-            raise CurationError(f"{path}: not a note; only Markdown notes ending in '.md' can be curated")
-        return path
-
-    def _absolute(self, rel: str) -> Path:
-        """The absolute path of a vault path, refused when it could lead outside the vault or is a symbolic link."""
-        reason = _unsafe_reason(rel)
-        if reason is not None:
-            raise CurationError(f"{rel!r} {reason}")
-        problem = self._scope_problem(rel)
-        if problem is not None:
-            raise CurationError(f"{rel}: {problem}; nothing was written")
-        return self.root / rel
-
-    def _scope_problem(self, rel: str) -> str | None:
-        """Why a vault path may not be read or written as it is now (outside the vault, a link), or None."""
-        reason = _unsafe_reason(rel)
-        if reason is not None:
-            return reason
-        candidate = self.root / rel
-        try:
-            real = os.path.realpath(candidate.parent)
-            link = candidate.is_symlink()
-        except OSError as exc:  # a link on the way vanished while it was followed, a name too long
-            return f"cannot be checked ({exc.strerror or exc})"
-        if not _inside(real, str(self.root)):
-            return "leads outside the vault through a symbolic link"
-        if link:
-            return "is a symbolic link; curate the file it points to instead"
-        return None
+        return self._files.note_named(name)
 
     def current(self, rel: str) -> bytes | None:
         """A vault file's bytes as they are now, or None when there is none, read the way a curation reads it (never
         through a symbolic link); `CurationError` when the path may not be curated or cannot be read."""
-        return _bytes(self._snapshot(rel))
-
-    def _snapshot(self, rel: str) -> Snapshot:
-        """A file's bytes and permission bits as they are now, or None when it does not exist."""
-        self._absolute(rel)
-        folder, _, name = rel.rpartition("/")
-        try:
-            with HeldFolder.inside(self.root, folder) as held:
-                try:
-                    return held.read(name)
-                except LinkRefused as exc:
-                    raise CurationError(
-                        f"{rel}: is a symbolic link; curate the file it points to instead (nothing was written)"
-                    ) from exc
-        except FileNotFoundError:
-            return None
-        except LinkRefused as exc:
-            raise CurationError(
-                f"{rel}: the folder '{exc.filename}' on its way is a symbolic link, which curations never follow (it "
-                "could lead outside the vault); curate the note in its real folder. Nothing was written"
-            ) from exc
-        except IsADirectoryError as exc:
-            raise CurationError(f"{rel}: is not a regular file (a folder?); nothing was written") from exc
-        except OSError as exc:
-            raise CurationError(f"{rel}: cannot be read ({exc.strerror or exc}); nothing was written") from exc
-
-    def _mode_like(self, write: PlannedWrite, current: Mapping[str, Snapshot]) -> int | None:
-        """The permission bits a planned file is written with: those of the file it moves (`like`), else the usual
-        (an existing file keeps its own)."""
-        if write.like is None or write.content is None:
-            return None
-        source = current[write.like] if write.like in current else self._snapshot(write.like)
-        return _mode(source)
-
-    def _state(self, rel: str) -> str | None:
-        """The digest of a file's bytes, or None when it does not exist."""
-        return _digest(self.current(rel))
-
-    def _read(self, rel: str) -> bytes:
-        raw = self.current(rel)
-        if raw is None:
-            raise CurationError(f"{rel}: no such note in the vault; it may have been moved or deleted, look again")
-        return raw
+        return self._files.current(rel)
 
 
 def obsidian_uri(vault_root: Path, path: str) -> str:
@@ -537,26 +398,6 @@ def obsidian_uri(vault_root: Path, path: str) -> str:
 
 # -- helpers
 # -------------------------------------------------------------------------------------------------------------
-
-
-def _digest(content: bytes | None) -> str | None:
-    return None if content is None else sha256_hex(content)
-
-
-def _bytes(snapshot: Snapshot) -> bytes | None:
-    return None if snapshot is None else snapshot[0]
-
-
-def _mode(snapshot: Snapshot) -> int | None:
-    return None if snapshot is None else snapshot[1]
-
-
-def _changed_since(expected: str | None, found: str | None) -> str:
-    if expected is None:
-        return "appeared"
-    if found is None:
-        return "was moved or deleted"
-    return "changed"
 
 
 def _clean_tags(tags: Sequence[str]) -> list[str]:
