@@ -67,6 +67,9 @@ class Indexer:
         self.vault = vault
         self.on_moved = on_moved
         """Called with (old path, new path) after a moved note is recorded, so access statistics follow it."""
+        self.logs_skips = True
+        """Whether a skipped note or a note with a problem is logged as a warning; False when the caller reports the
+        report's `skipped` and `problems` itself (the command line's summary), so they are not said twice."""
         self.manifest = manifest
         self._chunker_factory = chunker_factory
         self._embedder_factory = embedder_factory
@@ -419,7 +422,8 @@ class Indexer:
         report.notes_indexed += len(plans)
         for plan in plans:
             if plan.note.frontmatter_problem:
-                log.warning("problem %s: %s", plan.note.path, plan.note.frontmatter_problem)
+                if self.logs_skips:
+                    log.warning("problem %s: %s", plan.note.path, plan.note.frontmatter_problem)
                 report.problems.append((plan.note.path, plan.note.frontmatter_problem))
         report.chunks_queued += len(queued)
         moved = {p.moved_from for p in plans if p.moved_from}
@@ -454,7 +458,8 @@ class Indexer:
         report.notes_deleted += len(paths)
 
     def _skip(self, path: str, stat: FileStat, reason: str, report: IndexReport) -> None:
-        log.warning("skipped %s: %s", path, reason)
+        if self.logs_skips:
+            log.warning("skipped %s: %s", path, reason)
         report.notes_skipped += 1
         report.skipped.append((path, reason))
         # A note that was fine and is now broken leaves the index: its old vectors describe other text.

@@ -112,7 +112,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or (argv[0].startswith("-") and argv[0] not in _TOP_LEVEL):
         argv = ["app", *argv]  # `companion [--vault V]` opens the app
     _Parser.json_errors = "--json" in argv
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # argparse reports an unknown option from the top-level parser, with its usage; the command's own usage
+        # (`companion recall [--vault V] ...`) is the one that shows what was meant.
+        _innermost(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(message)s",
@@ -146,6 +150,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             log.debug("the error below came from here", exc_info=exc)
         return _report(known, args)
     return code
+
+
+def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command the command line chose: `companion vault search` gives `vault search`'s."""
+    while True:
+        chosen = next(
+            (
+                action.choices[getattr(args, action.dest)]
+                for action in parser._actions
+                if isinstance(action, argparse._SubParsersAction) and getattr(args, action.dest, None) in action.choices
+            ),
+            None,
+        )
+        if chosen is None:
+            return parser
+        parser = chosen
 
 
 def _explained(exc: Exception, args: argparse.Namespace) -> CompanionError | None:

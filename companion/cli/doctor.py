@@ -66,6 +66,7 @@ def diagnose(ws: Workspace) -> dict[str, Any]:
     scan = ws.vault.scan()
     notes, chunks = ws.manifest.counts()
     holder = WriterLock(ws.data_dir).holder() if WriterLock.held(ws.data_dir) else None
+    skipped = ws.manifest.skipped()
     report: dict[str, Any] = {
         "vault": {
             "path": str(ws.root),
@@ -82,11 +83,17 @@ def diagnose(ws: Workspace) -> dict[str, Any]:
             "chunks": chunks,
             "pending": len(ws.manifest.queue.pending()),
             "to_embed": ws.manifest.queue.unembedded_totals()[0],
-            "skipped": [{"path": p, "reason": r} for p, r in ws.manifest.skipped()],
+            "skipped": [{"path": p, "reason": r} for p, r in skipped],
             # Indexed, yet with something for the user to fix (properties read line by line): not unhealthy.
             "problems": [{"path": p, "reason": r} for p, r in ws.manifest.problems()],
-            # A summary left out as boilerplate was read and judged: it is indexed as far as it ever will be.
-            "stale": len(set(scan) - {n.path for n in ws.manifest.notes()} - ws.manifest.stats_of_chatter().keys()),
+            # A summary left out as boilerplate was read and judged: it is indexed as far as it ever will be; and a
+            # skipped file was read and refused, which the lines of `skipped` say, not "not yet indexed".
+            "stale": len(
+                set(scan)
+                - {n.path for n in ws.manifest.notes()}
+                - ws.manifest.stats_of_chatter().keys()
+                - {p for p, _ in skipped}
+            ),
         },
         "fulltext": words,
         "model": {"cache": str(models_dir())},

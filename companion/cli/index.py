@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         with ws.writing():
             mended = None if args.rebuild else ws.mend(full=True, move_model=True)
             indexer = ws.indexer(rebuild=args.rebuild, move_model=True)
+            indexer.logs_skips = False  # the summary below and each watched batch's lines name them
             if ws.model_change is not None and not args.json:
                 # Said before the work: a whole vault is embedded again, which can take a while.
                 print(model_change_line(ws.model_change), file=sys.stderr)
@@ -251,6 +252,8 @@ def _log_batch(report: IndexReport, events: int, as_json: bool) -> None:
     )
     for path, reason in report.skipped:
         log.warning("skipped %s: %s", path, reason)
+    for path, problem in report.problems:
+        log.warning("problem %s: %s", path, problem)
 
 
 def _print_report(ws: Workspace, report: IndexReport, as_json: bool, first: bool, mended: Mended | None = None) -> None:

@@ -42,6 +42,8 @@ def test_human_output_names_the_vault_rule_and_skipped_note(vault: Path) -> None
     assert out.returncode == 0, out.stderr
     assert "AGENT_VAULT_PATH" in out.stdout
     assert "skipped Notes/broken.md:" in out.stdout
+    # Said once, in the summary, not also as a log line before it.
+    assert (out.stdout + out.stderr).count("Notes/broken.md") == 1, out.stderr
 
 
 def test_recall_json_shape(vault: Path) -> None:
@@ -101,6 +103,10 @@ def test_doctor_reports_rule_model_and_health(vault: Path) -> None:
     assert report["model"]["id"] == "hash-384"
     assert report["store"]["orphans"] == report["store"]["missing"] == 0
     assert [s["path"] for s in report["index"]["skipped"]] == ["Notes/broken.md"]
+    # A file read and refused is skipped, not waiting to be indexed.
+    assert report["index"]["stale"] == 0
+    write(vault, "Notes/new.md", "Written after the index.\n")
+    assert json.loads(run_companion("doctor", "--json", "--vault", str(vault)).stdout)["index"]["stale"] == 1
 
 
 def test_a_model_change_is_said_and_followed(vault: Path) -> None:
@@ -273,10 +279,16 @@ def test_a_shorter_progress_line_leaves_nothing_of_a_longer_one(monkeypatch: pyt
     assert shown(screen.getvalue()).endswith("100000/100000 chunks (500/s, 0 s left)")
 
 
-def test_an_unknown_option_with_json_is_a_json_error_too() -> None:
+def test_an_unknown_option_shows_its_commands_usage_and_with_json_is_a_json_error_too() -> None:
     result = run_companion("recall", "x", "--json", "--bogus", "1", timeout=60)
     assert result.returncode == 2
-    assert json.loads(result.stdout) == {"error": "companion: unrecognized arguments: --bogus 1", "exit_code": 2}
-    assert "usage:" in result.stderr
+    assert json.loads(result.stdout) == {
+        "error": "companion recall: unrecognized arguments: --bogus 1",
+        "exit_code": 2,
+    }
+    # The usage shown is the command's own, which lists what it takes.
+    assert result.stderr.startswith("usage: companion recall ") and "--since" in result.stderr
     plain = run_companion("recall", "x", "--bogus", "1", timeout=60)
     assert plain.returncode == 2 and plain.stdout == ""
+    nested = run_companion("vault", "search", "x", "--bogus", timeout=60)
+    assert nested.returncode == 2 and nested.stderr.startswith("usage: companion vault search ")
