@@ -64,10 +64,10 @@ class Found:
         """JSON form."""
         return {
             "path": self.path,
-            "match": self.match,
             "title": self.title,
-            "score": significant(self.score),
             "relevance": None if self.relevance is None else round(self.relevance, 6),
+            "match": self.match,
+            "score": significant(self.score),
             "tier": self.tier,
             "type": self.note_type,
             "date": self.date,

@@ -116,17 +116,18 @@ def sync_first(ws: Workspace, args: argparse.Namespace) -> None:
 
 def item_json(item: RecallItem, explain: bool = True) -> dict[str, Any]:
     """One recalled note as JSON."""
+    # The relevance leads: it is the number a reader compares across questions; `score` orders this list only.
     out: dict[str, Any] = {
         "path": item.path,
+        "title": item.title,
+        "relevance": None if item.relevance is None else round(item.relevance, 6),
         "score": significant(item.score),
         "tier": item.tier,
-        "title": item.title,
         "kind": item.kind,
         "type": item.note_type,
         "date": item.date,
         "anchor": item.anchor,
     }
-    out["relevance"] = None if item.relevance is None else round(item.relevance, 6)
     e = item.explanation
     if explain and e is not None:
         out["explanation"] = {

@@ -24,13 +24,16 @@ class Item(Shape):
     path: str = Field(description="The note's path in the vault")
     title: str = Field(description="The note's title (its file name)")
     link: str = Field(description="A wikilink to the passage, as Obsidian opens it")
-    score: float = Field(description="Its score in this ranking (higher is better; 0 where the mode does not rank)")
-    match: bool = Field(description="False for a note listed only as the closest when nothing matched well")
     relevance: float | None = Field(
         default=None,
         description="How likely the note answers the question: with the learned fusion (the default) a probability "
         "on one scale for every question, below the relevance floor (0.4 by default) no match unless the question "
         "names the note; null where the mode does not rank by relevance",
+    )
+    match: bool = Field(description="False for a note listed only as the closest when nothing matched well")
+    score: float = Field(
+        description="Its score in this ranking, which orders the list (higher is better; 0 where the mode does not "
+        "rank): relative to the first result, so compare relevance across questions, not this"
     )
     type: str | None = Field(description="The note's `type` property (fact, entity, conversation...)")
     date: str | None = Field(description="The note's `date` property")

@@ -80,6 +80,8 @@ class CompanionApp(App[int]):
     BINDINGS: ClassVar[list[BindingType]] = [
         # In the footer's order, the keys that matter first: what a narrow footer cuts is still under `?`.
         Binding("question_mark,f1", "keys", "keys"),
+        # Textual's own quit key, shown: at 80 columns the footer has room for it only near its start.
+        Binding("ctrl+q", "quit", "quit", priority=True),
         Binding("slash", "focus_search", "search"),
         Binding("v", "other_side", "note/lists"),
         Binding("e", "explain", "explain"),
