@@ -105,6 +105,6 @@ def sessions_of(
 ) -> RecentSessions:
     """The sessions of `period` up to `moment` within `scope`, newest first, at most `limit`, with how many more
     there were."""
-    spoken = engine.spoken(engine.sessions_since(period.start, moment, scope))
+    spoken = engine.spoken(engine.sessions_since(period.start, moment, scope, until=period.end))
     listing = list_period(spoken, period, engine.vault, limit)
     return RecentSessions(listing.items, period, listing.more)

@@ -42,7 +42,7 @@ from companion.recall.results import (
 )
 from companion.recall.scope import Scope
 from companion.recall.sessionhits import carry_sessions, session_title
-from companion.recall.sessionrefs import SessionRef, collect_sessions, ref_in_scope
+from companion.recall.sessionrefs import SessionCache, SessionRef
 from companion.recall.superseded import below_replacements
 from companion.recall.temporal import TemporalItem, is_pure_recap, recap_boost, recent_items
 from companion.retention import RetentionPolicy
@@ -75,9 +75,8 @@ class Recall:
         self.passages = Passages(vault, index)
         """Reads what a recalled note shows of itself from the vault."""
         self._fusion: tuple[tuple[str, str, int, bool], FusionModel | None] | None = None  # see `fusion`
-        self._built: dict[str, tuple[str, SessionSummary, str]] = {}  # see `collect_sessions`
-        self._day_refs: tuple[tuple[object, ...], list[SessionRef]] | None = None  # see `sessions_since`
-        self._chatter: tuple[object, frozenset[str]] | None = None  # see `spoken`
+        self.sessions = SessionCache(vault, index)
+        """The sessions of recent days and of periods asked about, kept between questions."""
 
     @property
     def fusion(self) -> FusionModel | None:
@@ -105,22 +104,12 @@ class Recall:
 
     # -- sessions ------------------------------------------------------------------------------
 
-    def sessions_since(self, first_day: dt.date, moment: dt.datetime, scope: Scope | None = None) -> list[SessionRef]:
-        """Sessions from `first_day` up to `moment`, one entry per session (see `companion.recall.sessionrefs`).
-
-        The sessions of whole days are kept until the index or the session summaries change, so questions asked
-        one after another (a batch, an agent's turns) only filter them by moment and scope.
-        """
-        summaries = tuple(self.vault.sessions(since=first_day))
-        key = (first_day, moment.date(), self.index.generation(), summaries)
-        if self._day_refs is None or self._day_refs[0] != key:
-            end_of_day = dt.datetime.combine(moment.date(), dt.time.max)
-            refs = collect_sessions(self.vault, self.index, first_day, end_of_day, None, self._built, summaries)
-            self._day_refs = (key, refs)
-        kept = [r for r in self._day_refs[1] if (w := r.summary.when) is not None and w <= moment]
-        if scope is not None and not scope.empty:
-            kept = [r for r in kept if ref_in_scope(r, scope)]
-        return kept
+    def sessions_since(
+        self, first_day: dt.date, moment: dt.datetime, scope: Scope | None = None, *, until: dt.date | None = None
+    ) -> list[SessionRef]:
+        """Sessions from `first_day` up to `moment` (and to the end of `until` when given, so a recap of a day long
+        ago reads that day, not every day since), one entry per session; see `SessionCache.since`."""
+        return self.sessions.since(first_day, moment, scope, until=until)
 
     def hot(
         self, as_of: dt.datetime | None = None, scope: Scope | None = None
@@ -152,14 +141,8 @@ class Recall:
         return self._recent(refs, moment, hours, limit, summaries)
 
     def spoken(self, refs: Sequence[SessionRef]) -> list[SessionRef]:
-        """The sessions that are conversations: summaries the index left out as boilerplate (heartbeats, status
-        polls) are not listed by time either (the hot tier keeps them: it is the agent's last turns, whatever they
-        were)."""
-        key = self.index.generation()
-        if self._chatter is None or self._chatter[0] != key:
-            self._chatter = (key, self.index.chatter())
-        chatter = self._chatter[1]
-        return [r for r in refs if not chatter or r.kind != "session" or r.carrier not in chatter]
+        """The sessions that are conversations (see `SessionCache.spoken`)."""
+        return self.sessions.spoken(refs)
 
     def _recent(
         self, refs: Sequence[SessionRef], moment: dt.datetime, hours: float, limit: int, summaries: bool
@@ -206,7 +189,13 @@ class Recall:
         # the period a recap names.
         hours = self.settings.recent_hours * (2 if recap else 1)
         first_day = min(window_start(self.policy, moment), (moment - dt.timedelta(hours=hours)).date())
-        refs = self.sessions_since(min(first_day, period.start) if period else first_day, moment, scope)
+        refs = self.sessions_since(first_day, moment, scope)
+        # A period inside the window is read with it; one before it is read alone, its own days only.
+        period_refs = (
+            refs
+            if period is None or period.start >= first_day
+            else self.sessions_since(period.start, moment, scope, until=period.end)
+        )
         hot_refs, pushed_refs = self._partition(refs, moment)
         hot_paths = {p for r in hot_refs for p in r.paths}
         limit = self.settings.recent_limit * (2 if recap else 1)
@@ -219,7 +208,7 @@ class Recall:
         floor, listing = self.floor(), None
         if period is not None:
             found = [i.path for i in scored if i.matches(floor)]
-            spoken = self.spoken(refs)
+            spoken = self.spoken(period_refs)
             listing = list_period(spoken, period, self.vault, limit, topic=topic_of(query, period), matches=found)
             temporal = [t for t in listing.items if t.path not in hot_paths]
         tier_of: dict[str, Tier] = {}

@@ -17,6 +17,7 @@ from companion.vault.reader import ObsidianVault
 from companion.vault.sessions import SessionSummary
 
 _BUILT_CACHE = 8192  # summaries built from conversation notes, kept between questions
+_DAY_RANGES = 4  # day ranges whose sessions are kept: the hot window, a period asked about, a batch's few others
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,47 @@ class SessionRef:
     """The carrier's kind: `conversation`, or `session` for a summary with no conversation note."""
     note: NoteInfo | None = None
     """The conversation note, when there is one (its frontmatter answers `--where` filters)."""
+
+
+class SessionCache:
+    """A vault's sessions by day range, kept between questions until the index or the session summaries change, so
+    questions asked one after another (a batch, an agent's turns) only filter them by moment and scope."""
+
+    def __init__(self, vault: ObsidianVault, index: NoteIndex) -> None:
+        self.vault = vault
+        self.index = index
+        self._built: dict[str, tuple[str, SessionSummary, str]] = {}  # see `collect_sessions`
+        self._ranges: dict[tuple[object, ...], list[SessionRef]] = {}
+        self._chatter: tuple[object, frozenset[str]] | None = None  # see `spoken`
+
+    def since(
+        self, first_day: dt.date, moment: dt.datetime, scope: Scope | None = None, *, until: dt.date | None = None
+    ) -> list[SessionRef]:
+        """Sessions from `first_day` up to `moment`, and no later than the end of `until` when given."""
+        last = moment.date() if until is None else min(until, moment.date())
+        summaries = tuple(self.vault.sessions(since=first_day, until=last))
+        key = (first_day, last, self.index.generation(), summaries)
+        refs = self._ranges.get(key)
+        if refs is None:
+            end_of_day = dt.datetime.combine(last, dt.time.max)
+            refs = collect_sessions(self.vault, self.index, first_day, end_of_day, None, self._built, summaries)
+            if len(self._ranges) >= _DAY_RANGES:
+                self._ranges.clear()
+            self._ranges[key] = refs
+        kept = [r for r in refs if (w := r.summary.when) is not None and w <= moment]
+        if scope is not None and not scope.empty:
+            kept = [r for r in kept if ref_in_scope(r, scope)]
+        return kept
+
+    def spoken(self, refs: Sequence[SessionRef]) -> list[SessionRef]:
+        """The sessions that are conversations: summaries the index left out as boilerplate (heartbeats, status
+        polls) are not listed by time either (the hot tier keeps them: it is the agent's last turns, whatever they
+        were)."""
+        key = self.index.generation()
+        if self._chatter is None or self._chatter[0] != key:
+            self._chatter = (key, self.index.chatter())
+        chatter = self._chatter[1]
+        return [r for r in refs if not chatter or r.kind != "session" or r.carrier not in chatter]
 
 
 def collect_sessions(

@@ -340,8 +340,9 @@ class ObsidianVault:
             os.close(fd)
         return b"".join(chunks)
 
-    def sessions(self, since: dt.date | None = None) -> list[SessionSummary]:
-        """Session summaries under `<sessions folder>/<YYYY-MM-DD>/`, newest first by (date, time).
+    def sessions(self, since: dt.date | None = None, until: dt.date | None = None) -> list[SessionSummary]:
+        """Session summaries under `<sessions folder>/<YYYY-MM-DD>/`, the days from `since` to `until` (each open
+        when None), newest first by (date, time).
 
         Folders whose name is not a date are skipped; broken notes are skipped and added to `problems`, as are
         summaries whose properties were read line by line (they are kept). Summaries are kept between calls and
@@ -354,7 +355,7 @@ class ObsidianVault:
             self.problems.append((base, str(exc)))
             return []
         summaries: list[SessionSummary] = []
-        for rel, stamp in session_files(base, folder, since, self.problems):
+        for rel, stamp in session_files(base, folder, since, self.problems, until):
             cached = self._session_cache.get(rel)
             if cached is not None and cached[0] == stamp:
                 summaries.append(cached[1])

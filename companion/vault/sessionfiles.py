@@ -19,14 +19,15 @@ _DAY_FOLDER = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def session_files(
-    base: str, folder: Path, since: dt.date | None, problems: list[tuple[str, str]]
+    base: str, folder: Path, since: dt.date | None, problems: list[tuple[str, str]], until: dt.date | None = None
 ) -> list[tuple[str, Stamp]]:
-    """(vault path, stamp) of every session note from `since` on (all days when None), by day then name.
+    """(vault path, stamp) of every session note from `since` on (all days when None) up to `until` (every later day
+    when None), by day then name.
 
     `base` is the sessions folder as a vault path and `folder` the same on disk. Folders whose name is not a date are
     skipped; what cannot be listed or stat-ed is added to `problems` and skipped alone."""
     found: list[tuple[str, Stamp]] = []
-    for day, day_path in _day_folders(base, folder, since, problems):
+    for day, day_path in _day_folders(base, folder, since, until, problems):
         try:
             with os.scandir(day_path) as iterator:
                 notes = [e for e in iterator if e.name.endswith(".md") and not e.name.startswith(".")]
@@ -45,13 +46,14 @@ def session_files(
 
 
 def _day_folders(
-    base: str, folder: Path, since: dt.date | None, problems: list[tuple[str, str]]
+    base: str, folder: Path, since: dt.date | None, until: dt.date | None, problems: list[tuple[str, str]]
 ) -> list[tuple[str, Path]]:
-    # ISO day names sort as dates, so older folders are skipped by comparing names, without a stat.
+    # ISO day names sort as dates, so days out of range are skipped by comparing names, without a stat.
     first = since.isoformat() if since is not None else ""
+    last = until.isoformat() if until is not None else "9"
     try:
         with os.scandir(folder) as iterator:
-            names = sorted(e.name for e in iterator if e.name >= first and _DAY_FOLDER.fullmatch(e.name))
+            names = sorted(e.name for e in iterator if first <= e.name <= last and _DAY_FOLDER.fullmatch(e.name))
     except FileNotFoundError:
         return []
     except OSError as exc:

@@ -12,6 +12,7 @@ from companion.config import RecallConfig
 from companion.recall.dates import find_date_range
 from companion.recall.recap import recap_period, topic_of
 from companion.recall.results import RecalledContext
+from companion.vault.sessions import SessionSummary
 from companion.workspace import Workspace
 from tests.helpers.recapvault import NOW, TOKEN, Written, expected, indexed_recap_vault, last_monday
 
@@ -83,6 +84,28 @@ def test_in_march_asked_in_november_lists_march_s_sessions(vault: tuple[Workspac
     assert paths(context).index(MEMORY) > 1
     fence = next(t for t in context.period_sessions if t.path == sessions["fence"].path)
     assert fence.summary == "Which paint for the fence? → Osmo oil, two coats."
+
+
+def test_a_period_before_the_hot_window_reads_its_own_days_only(
+    vault: tuple[Workspace, dict[str, Written]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recap of March asked in November reads March's summaries, not every summary since March: in a vault of
+    years of sessions that is the difference between a few milliseconds and seconds."""
+    ws, sessions = vault
+    recall = ws.recall()
+    asked: list[tuple[dt.date | None, dt.date | None]] = []
+    read_sessions = recall.vault.sessions
+
+    def sessions_between(since: dt.date | None = None, until: dt.date | None = None) -> list[SessionSummary]:
+        asked.append((since, until))
+        return read_sessions(since, until)
+
+    monkeypatch.setattr(recall.vault, "sessions", sessions_between)
+    context = recall.recall("What did we talk about in March?", as_of=NOW)
+    assert paths(context)[:2] == [sessions["easter"].path, sessions["fence"].path]
+    march = next((since, until) for since, until in asked if since is not None and since.month == 3)
+    assert march == (dt.date(NOW.year, 3, 1), dt.date(NOW.year, 3, 31))
+    assert all(until is not None for _, until in asked)
 
 
 @pytest.mark.parametrize("question", ["what did we talk about on 3 November?", "recap of 3 November"])
