@@ -3,41 +3,35 @@
 The app receives its services (a `Workspace`) as an argument, so tests hand it a small real vault. Everything that
 reads files, SQLite, Chroma or the model runs in thread workers, which post their results to the app as messages
 (`companion.tui.messages`); widgets get data as attributes and answer with messages too. The app is composed of
-two parts that live in their own modules: the `IndexKeeper` (its indexer worker) and the `CurationFlow`; the review
-screen (`r`) is a screen of its own, told of curations and index changes. One lock keeps the index's single
-connection to one thread at a time.
+parts that live in their own modules: the `IndexKeeper` (its indexer worker), the `RecallFlow` (its recalls), the
+`ShownNote` (the note beside the lists) and the `CurationFlow`; `layout` builds and fits the panes, `policy` says
+and saves the knobs, `keys` holds the key help and the palette. The review screen (`r`) is a screen of its own,
+told of curations and index changes. One lock keeps the index's single connection to one thread at a time.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from typing import Any, ClassVar
 
 from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Input, Static
 
-from companion.config import load_config
-from companion.configedit import changed_keys, save_section
-from companion.errors import CompanionError, NoteError
-from companion.recall.engine import Recall
 from companion.recall.explain import explain_lines
 from companion.recall.results import RecalledContext
 from companion.retention import RetentionPolicy
-from companion.review.session import Review
 from companion.tui.curation import CurationFlow
 from companion.tui.indexing import IndexKeeper
-from companion.tui.keys import KeysScreen, key_sections
+from companion.tui.keys import PALETTE, KeysScreen, key_sections
+from companion.tui.layout import fit, panes
 from companion.tui.messages import (
     AccessRecorded,
     Curated,
@@ -49,26 +43,20 @@ from companion.tui.messages import (
     RecallReady,
     Report,
 )
+from companion.tui.policy import knob_help, save_policy
+from companion.tui.recalling import RecallFlow, fill_warm
 from companion.tui.review import ReviewScreen
-from companion.vault.graph import VaultGraph
+from companion.tui.shown import ShownNote
 from companion.vault.notes import Note
 from companion.workspace import Workspace
-from indexer.graphs import manifest_graph
 from widgets.explain import ExplainDialog
 from widgets.hot_pane import HotPane
 from widgets.keyed_table import KeyedTable
-from widgets.link_graph import LinkGraph, Neighbourhood
+from widgets.link_graph import LinkGraph
 from widgets.note_view import NoteView
 from widgets.policy_knobs import PolicyKnobs
 from widgets.status_line import StatusLine
-from widgets.warm_pane import WarmPane, detail_for
-
-WIDE = 110
-"""From this many columns the lists and the note sit side by side; below, one side shows at a time."""
-TALL = 32
-"""Below this many rows the graph and knobs get less room (the note and the lists come first)."""
-KNOBS_HINT = "p: the policy knobs (+/- change the highlighted one, ctrl+s saves them)"
-"""The line under the knobs while none is highlighted."""
+from widgets.warm_pane import WarmPane
 
 
 class CompanionApp(App[int]):
@@ -103,28 +91,6 @@ class CompanionApp(App[int]):
         Binding("g", "focus_pane('graph')", "graph", show=False),
     ]
 
-    # (title, help, action) for Textual's command palette (ctrl+p); every curation is reachable there too.
-    PALETTE: ClassVar[tuple[tuple[str, str, str], ...]] = (
-        ("Pin or unpin the note", "pinned notes keep their full score whatever their age (*)", "pin"),
-        ("Set the note's tags", "replace the tags property (t)", "retag"),
-        ("Set the note's type", "fact, entity, decision, task... (y)", "retype"),
-        ("Merge the note into another", "append its text, rewrite links to it, trash it (m)", "merge"),
-        ("Archive the note", "move it to the archive folder, out of recall (a)", "archive"),
-        ("Delete the note", "to Obsidian's .trash/ unless the vault says otherwise (d)", "delete"),
-        ("Undo the last curation", "restore the files exactly as they were (u)", "undo"),
-        (
-            "Review the suggested curations",
-            "near-duplicates, changed facts, broken links, missing types... (r)",
-            "review",
-        ),
-        ("Open the note in Obsidian", "through an obsidian:// link (o)", "open_in_obsidian"),
-        ("Explain the score", "every part of the highlighted item's score (e)", "explain"),
-        ("Save the policy", "write the knobs to .companion/companion.yaml (ctrl+s)", "save_policy"),
-        ("Sort the warm pane by the next column", "s in the warm pane; S reverses", "sort_warm"),
-        ("Search", "focus the search box (/)", "focus_search"),
-        ("Show every key", "the keys of the app and of the focused pane (? or F1)", "keys"),
-    )
-
     def __init__(self, workspace: Workspace, *, as_of: dt.datetime | None = None, read_only: bool = False) -> None:
         super().__init__()
         self.workspace = workspace
@@ -134,19 +100,14 @@ class CompanionApp(App[int]):
         self.indexing = IndexKeeper(workspace, self.post_message, read_only=read_only)
         """The indexer worker's state (caught up? how many batches?) and its stop."""
         self._index_lock = self.indexing.lock
-        self._shown_path: str | None = None  # the note shown: what curations act on
-        self._counted: str | None = None  # the shown note's access is counted already
-        self._located: dict[tuple[str, str], str] = {}  # (path, anchor) to the heading of that passage
-        self._located_generation: object = None  # the index state `_located` was read at
-        self._shown_note: Note | None = None
-        self.curation = CurationFlow(
-            self, workspace, lambda: (self._shown_path, self._shown_note), self._index_lock, read_only=read_only
-        )
+        self.recalls = RecallFlow(self, workspace, self._index_lock, as_of=as_of, read_only=read_only)
+        """Recalls in workers, only the newest shown; counts the accesses of notes opened on purpose."""
+        self.shown = ShownNote(self, workspace, self._index_lock, self.recalls.record_access)
+        """The note shown beside the lists, read in a worker with its link neighbourhood."""
+        self.curation = CurationFlow(self, workspace, self.shown.current, self._index_lock, read_only=read_only)
         """Plans, confirms, applies and undoes curations of the note shown."""
         self.curations = 0
         """How many curations and undos the app has applied (for tests)."""
-        self._review: Review | None = None  # the review session: its queue is cached until the index changes
-        self._review_lock = threading.Lock()
         self._reports = 0  # worker reports posted and not yet handled: `busy` until the panes show them
         self._reports_lock = threading.Lock()
         self.as_of = as_of
@@ -155,11 +116,6 @@ class CompanionApp(App[int]):
         """The policy as the knobs set it (saved only on request)."""
         self.query_text = ""
         """The search box's text."""
-        self._engine: Recall | None = None
-        self._hot_paths: frozenset[str] = frozenset()
-        self._asked = 0  # numbers each recall, so only the newest is shown
-        self._graph_cache: tuple[object, VaultGraph] | None = None
-        self._latest_cache: tuple[tuple[object, int], tuple[tuple[str, str, str], ...]] | None = None  # `_latest`
         self.context: RecalledContext | None = None
         """The last recall shown."""
         self.refreshes = 0
@@ -169,34 +125,12 @@ class CompanionApp(App[int]):
 
     def compose(self) -> ComposeResult:
         """Search box on top, hot and warm panes on the left, note view and knobs on the right."""
-        # A glyph every terminal font and the browser's have (Textual's own icon shows as a missing-glyph box there).
-        yield Header(icon="●")
-        yield Input(
-            placeholder="search what the agent remembers (empty: what left hot, or the notes changed last)", id="search"
-        )
-        with Horizontal(id="main"):
-            with Vertical(id="left"):
-                yield HotPane(id="hot")
-                yield WarmPane(id="warm", detail=detail_for(self.size.width))
-            with Vertical(id="right"):
-                yield NoteView(id="note")
-                yield LinkGraph(id="graph")
-                yield PolicyKnobs(self.policy, id="knobs")
-                yield Static(KNOBS_HINT, id="knob-help")
-        yield StatusLine(id="status")
-        yield Footer()
+        yield from panes(self.policy, self.size.width)
 
     def on_resize(self, event: events.Resize) -> None:
-        """Lay the panes out for the terminal's size (see `app.tcss`): side by side from `WIDE` columns, else one
-        side at a time (`v` switches); the knobs' and graph's share shrinks below `TALL` rows."""
-        narrow = event.size.width < WIDE
-        changed = narrow != self.has_class("-narrow")
-        self.set_class(narrow, "-narrow")
-        if changed:
-            self.refresh_bindings()  # `v` comes and goes with the width
-        self.set_class(event.size.height < TALL, "-short")
-        with contextlib.suppress(NoMatches):  # not composed yet: compose reads the size itself
-            self.query_one(WarmPane).detail = detail_for(event.size.width)
+        """Lay the panes out for the terminal's size (see `layout.fit`): side by side on a wide one, else one side at
+        a time (`v` switches)."""
+        fit(self, event.size)
 
     def action_zoom(self) -> None:
         """Give the focused pane the whole screen, or give the others back."""
@@ -216,8 +150,7 @@ class CompanionApp(App[int]):
 
     def on_policy_knobs_knob_highlighted(self, event: PolicyKnobs.KnobHighlighted) -> None:
         """Say what the highlighted knob does and the values it takes."""
-        text = RetentionPolicy.explain(event.knob) if event.knob else ""
-        self.query_one("#knob-help", Static).update(f"{event.knob} {text}" if text else KNOBS_HINT)
+        self.query_one("#knob-help", Static).update(knob_help(event.knob))
 
     def action_other_side(self) -> None:
         """On a narrow terminal: show the note, graph and knobs instead of the lists, or the lists again."""
@@ -263,8 +196,7 @@ class CompanionApp(App[int]):
         if not self._handled():
             return
         self.refresh_recall()
-        if self._shown_path is not None:
-            self.open_note(self._shown_path, refresh=True)
+        self.shown.reread()
         for screen in self.screen_stack:
             if isinstance(screen, ReviewScreen):
                 screen.reload()
@@ -296,12 +228,7 @@ class CompanionApp(App[int]):
             return
         self.curations += 1
         self.notify(message.summary, title="undone" if message.undo else "done: u undoes it")
-        shown = self._shown_path
-        if shown in message.written:
-            self.open_note(shown, refresh=True)
-        elif shown in message.removed:
-            self._shown_path = self._shown_note = None
-            self.query_one(NoteView).show_message(str(shown), message.summary)
+        self.shown.curated(message, self.query_one(NoteView))
         self.refresh_recall()
         for screen in self.screen_stack:
             if isinstance(screen, ReviewScreen):
@@ -322,6 +249,15 @@ class CompanionApp(App[int]):
         """Whether a recall, a note read or an index batch is still running (tests and the bench wait on this)."""
         working = any(w.is_running for w in self.workers if w.group != "index")
         return working or self._reports > 0 or not self.indexing.idle
+
+    @property
+    def _shown_note(self) -> Note | None:
+        """The note shown, once read; tests clear it to stand for a read still under way."""
+        return self.shown.note
+
+    @_shown_note.setter
+    def _shown_note(self, note: Note | None) -> None:
+        self.shown.note = note
 
     @property
     def opener(self) -> Callable[[str], bool]:
@@ -345,93 +281,7 @@ class CompanionApp(App[int]):
 
     def refresh_recall(self) -> None:
         """Recall for the search box under the current policy and show it (no re-indexing)."""
-        self._asked += 1
-        self._recall(self._asked, self.query_text, self.policy)
-
-    @work(thread=True, exclusive=True, group="recall", exit_on_error=False)
-    def _recall(self, asked: int, query: str, policy: RetentionPolicy) -> None:
-        with self._index_lock:
-            engine = self._recall_engine()
-            engine.policy = policy
-            try:
-                context = engine.recall(query, k=policy.warm_results, as_of=self.as_of)
-            except CompanionError as exc:
-                self.post_message(Notice(str(exc), title="recall failed", severity="error"))
-                return
-            # Under the lock too: finding a passage's heading asks the manifest (the readers' shared connection).
-            headings = self._headings(engine, context, self.workspace.manifest.generation())
-            latest = () if query.strip() or context.pushed_out else self._latest(policy.warm_results)
-        self.post_message(RecallReady(asked, query, context, headings, latest))
-
-    def _latest(self, limit: int) -> tuple[tuple[str, str, str], ...]:
-        """The notes changed last, conversations left out (hot and pushed out list those by time): the first
-        screen of a vault where the policy pushed nothing out of hot (a knowledge vault with no sessions, say) still
-        has something to open."""
-        # Kept per index state: a knob press recalls again, and the notes changed last have not changed.
-        key = (self.workspace.manifest.generation(), limit)
-        if self._latest_cache is None or self._latest_cache[0] != key:
-            records = self.workspace.manifest.latest_changed(limit, kinds=("memory", "note"))
-            rows = tuple(
-                (r.path, dt.datetime.fromtimestamp(r.mtime_ns / 1e9).strftime("%Y-%m-%d"), r.note_type or r.kind)
-                for r in records
-            )
-            self._latest_cache = (key, rows)
-        return self._latest_cache[1]
-
-    def _headings(self, engine: Recall, context: RecalledContext, generation: object) -> dict[str, str]:
-        """The heading of each scored result's best passage, read once per note and index state (a knob press
-        re-scores the same notes: reading them again would cost the knob's latency)."""
-        if self._located_generation != generation:
-            self._located, self._located_generation = {}, generation
-        out: dict[str, str] = {}
-        for item in context.results:
-            if item.explanation is None or not item.anchor:
-                continue
-            key = (item.path, item.anchor)
-            if key not in self._located:
-                self._located[key] = engine.locate(item).heading
-            out[item.path] = self._located[key]
-        return out
-
-    @work(thread=True, exclusive=True, group="note", exit_on_error=False)
-    def open_note(self, path: str, *, refresh: bool = False) -> None:
-        """Read and show one note (a `refresh` after a change on disk keeps the scroll and records no access)."""
-        try:
-            note: Note | None = self.workspace.vault.read_note(path)
-            problem = ""
-        except NoteError as exc:
-            note, problem = None, exc.reason
-        self.post_message(NoteRead(path, note, problem, refresh))
-        # The session summaries' links (a stat per session, a read per changed one) are read outside the lock: the
-        # reader keeps them apart from the hot tier's sessions, so recalls and knob presses never wait for them.
-        sessions = self.workspace.vault.session_links()
-        with self._index_lock:
-            key = (self.workspace.manifest.generation(), sessions)
-            stale = self._graph_cache is None or self._graph_cache[0] != key
-            records = self.workspace.manifest.notes() if stale else []
-        if stale:
-            # The vault walk (for attachments) runs outside the lock: recalls and knob presses never wait for it.
-            self._graph_cache = (key, manifest_graph(records, self.workspace.vault.scan_all(), key[1]))
-        assert self._graph_cache is not None
-        graph = self._graph_cache[1]
-        hood = Neighbourhood(
-            path=path,
-            outlinks=tuple((link.target, resolved) for link, resolved in graph.outlinks(path)),
-            backlinks=tuple(graph.backlinks(path)),
-            two_hops=tuple(sorted(p for p, hops in graph.neighbours(path, 2).items() if hops == 2)),
-        )
-        self.post_message(GraphRead(hood))
-
-    @work(thread=True, group="access", exit_on_error=False)
-    def record_access(self, path: str) -> None:
-        """Count one access of a note the user opened on purpose (Enter, or following a link)."""
-        if self.read_only or self.as_of is not None:
-            return  # a replay of the past or a read-only session records none
-        with self._index_lock:
-            engine = self._recall_engine()
-            engine.record([path])
-            stats, factor = engine.use_of(path)
-        self.post_message(AccessRecorded(path, stats, factor))
+        self.recalls.ask(self.query_text, self.policy)
 
     def on_access_recorded(self, message: AccessRecorded) -> None:
         """Show a note's new use in the warm pane's row (its place stays: scores never move under the user's eyes)."""
@@ -440,32 +290,13 @@ class CompanionApp(App[int]):
 
     def on_note_read(self, message: NoteRead) -> None:
         """Show a note just read, unless the user has moved on (reads of older highlights can finish late)."""
-        if not self._handled():
-            return
-        path, note = message.path, message.note
-        if path != self._shown_path:
-            return
-        view = self.query_one(NoteView)
-        if note is None:
-            self._shown_note = None
-            view.show_problem(path, message.problem)
-        elif not (
-            message.refresh and self._shown_note is not None and self._shown_note.content_hash == note.content_hash
-        ):
-            self._shown_note = note
-            view.show(note, keep_scroll=message.refresh)
+        if self._handled():
+            self.shown.arrived(message, self.query_one(NoteView))
 
     def on_graph_read(self, message: GraphRead) -> None:
         """Show a note's link neighbourhood, unless the user has moved on."""
-        if not self._handled():
-            return
-        if message.hood.path == self._shown_path:
-            self.query_one(LinkGraph).show(message.hood)
-
-    def _recall_engine(self) -> Recall:
-        if self._engine is None:
-            self._engine = self.workspace.recall()
-        return self._engine
+        if self._handled():
+            self.shown.graph_arrived(message, self.query_one(LinkGraph))
 
     # -- showing --------------------------------------------------------------------------------
 
@@ -473,34 +304,19 @@ class CompanionApp(App[int]):
         """Fill the panes with the newest recall."""
         if not self._handled():
             return
-        asked, query, context = message.asked, message.query, message.context
-        if asked != self._asked:
+        if not self.recalls.is_newest(message):
             return  # a thread worker cannot be stopped mid-way: a newer question's answer is on its way
         self.indexing.first_shown.set()
-        self.context = context
+        self.context = message.context
         self.refreshes += 1
-        hot_now = frozenset(s.path for s in context.sessions)
-        arrived = hot_now - self._hot_paths if self._hot_paths else frozenset()
-        left = self._hot_paths - hot_now
-        self._hot_paths = hot_now
+        arrived, left = self.recalls.hot_moves(message.context)
         hot = self.query_one(HotPane)
-        hot.show(context.sessions, arrived)
-        if self._shown_path is None and self.focused is None and (first := hot.current_key()) is not None:
+        hot.show(message.context.sessions, arrived)
+        if self.shown.path is None and self.focused is None and (first := hot.current_key()) is not None:
             # No pane has the focus yet (a browser tab opened in the background): the note view shows the
             # highlighted session rather than a placeholder beside it.
-            self._select(first)
-        warm = self.query_one(WarmPane)
-        if query.strip():
-            shown = context.shown(len(context.results))
-            warm.show_results(
-                shown, query, message.headings, no_good_match=context.no_good_match, notice=context.short_notice
-            )
-        elif context.pushed_out or not message.latest:
-            warm.show_pushed_out(context.pushed_out, left)
-        else:
-            warm.show_notes(
-                message.latest, f"Warm: nothing pushed out of hot; the notes changed last ({len(message.latest)})"
-            )
+            self.shown.select(first)
+        fill_warm(self.query_one(WarmPane), message, left)
         self.refreshed_at = time.perf_counter()
 
     # -- events ---------------------------------------------------------------------------------
@@ -518,37 +334,21 @@ class CompanionApp(App[int]):
 
     def on_hot_pane_session_selected(self, event: HotPane.SessionSelected) -> None:
         """Show the selected session."""
-        self._select(event.path)
+        self.shown.select(event.path)
 
     def on_warm_pane_note_selected(self, event: WarmPane.NoteSelected) -> None:
         """Show the selected note."""
-        self._select(event.path)
+        self.shown.select(event.path)
 
     def on_link_graph_note_chosen(self, event: LinkGraph.NoteChosen) -> None:
         """Follow a link: show the chosen note and its own neighbourhood (a deliberate open: an access)."""
-        self._select(event.path)
-        self._opened(event.path)
+        self.shown.select(event.path)
+        self.shown.opened(event.path)
 
     def on_keyed_table_row_opened(self, event: KeyedTable.RowOpened) -> None:
         """Enter on a row: the note is opened on purpose, which counts as an access at once."""
-        self._select(event.path)
-        self._opened(event.path)
-
-    def _select(self, path: str) -> None:
-        # Refilled panes highlight their first row again; re-rendering the same note on every knob press would
-        # cost more than the whole re-partition.
-        if path != self._shown_path:
-            self._shown_path, self._shown_note = path, None
-            self._counted = None
-            self.open_note(path)
-            # Passing over a row, or resting on it, is not using the note: only opening it on purpose counts,
-            # so browsing the warm pane never changes the scores under the user's eyes.
-
-    def _opened(self, path: str) -> None:
-        """Count the access once per showing of a note (a second Enter adds nothing)."""
-        if path == self._shown_path and path != self._counted:
-            self._counted = path
-            self.record_access(path)
+        self.shown.select(event.path)
+        self.shown.opened(event.path)
 
     # -- actions --------------------------------------------------------------------------------
 
@@ -570,20 +370,7 @@ class CompanionApp(App[int]):
 
     @work(thread=True, exclusive=True, group="save", exit_on_error=False)
     def _save_policy(self, policy: RetentionPolicy) -> None:
-        # Only the knobs whose values differ from the file's are written, on their own lines: the user's comments,
-        # order and unset keys stay. An fsync of the file and its folder: seconds on a slow disk, so never on the
-        # event loop.
-        try:
-            on_disk = load_config(self.workspace.root)
-            wanted = replace(on_disk, retention=policy)
-            changes = changed_keys("retention", on_disk.retention, policy)
-            path = save_section(self.workspace.root, "retention", changes, wanted)
-        except (OSError, CompanionError) as exc:
-            self.post_message(Notice(str(exc), title="the policy was not saved", severity="error"))
-            return
-        self.workspace.config = replace(self.workspace.config, retention=policy)
-        said = ", ".join(f"{k} {v}" for k, v in changes.items()) or "nothing had changed"
-        self.post_message(Notice(f"{said} — saved to {path}", title="policy saved"))
+        self.post_message(save_policy(self.workspace, policy))
 
     def action_sort_warm(self) -> None:
         """Sort the warm pane by its next column."""
@@ -596,14 +383,14 @@ class CompanionApp(App[int]):
         yield SystemCommand("Keys", "every key the app answers to, its own first (?)", self.action_keys)
         if isinstance(screen, ReviewScreen):
             return  # the app's actions act on the note of the main screen, which the review covers
-        for title, help_text, action in self.PALETTE:
+        for title, help_text, action in PALETTE:
             yield SystemCommand(title, help_text, getattr(self, f"action_{action}"))
 
     # -- explain --------------------------------------------------------------------------------
 
     def action_explain(self) -> None:
         """Show why the highlighted item has its score (or why a session is hot)."""
-        path = self._shown_path
+        path = self.shown.path
         if path is None or self.context is None:
             self.notify("highlight a session or a note first", severity="warning")
             return
@@ -644,20 +431,13 @@ class CompanionApp(App[int]):
     def action_review(self) -> None:
         """Open the review screen: the vault's suggested curations, one at a time."""
         self.push_screen(
-            ReviewScreen(self._review_session, self.curation, self._index_lock, as_of=self.as_of), self._reviewed
+            ReviewScreen(self.curation.review, self.curation, self._index_lock, as_of=self.as_of), self._reviewed
         )
-
-    def _review_session(self) -> Review:
-        """The vault's review session, made once (in a worker: its curator looks at the vault's folder)."""
-        with self._review_lock:
-            if self._review is None:
-                self._review = Review(self.workspace, self.curation.curator())
-            return self._review
 
     def _reviewed(self, path: str | None) -> None:
         """The review closed; `o` names a note to show (looking at it counts no access: a stale note stays stale)."""
         if path is not None:
-            self._select(path)
+            self.shown.select(path)
             self.action_focus_pane("note")
 
     def action_open_in_obsidian(self) -> None:

@@ -8,6 +8,7 @@ messages: `Curated` (the app shows the note as it now is and recalls again) or a
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -17,6 +18,7 @@ from textual.app import App
 from companion.curation.curator import Curator, Plan, obsidian_uri
 from companion.curation.opener import open_uri
 from companion.errors import CompanionError
+from companion.review.session import Review
 from companion.tui.messages import Curated, Notice
 from companion.vault.audit import AuditLog
 from companion.vault.links import frontmatter_tags
@@ -48,6 +50,8 @@ class CurationFlow:
         self._lock = lock
         self._curator: Curator | None = None
         self._made_here: set[str] = set()  # audit ids of curations this session applied (undone without asking)
+        self._review: Review | None = None  # the review session: its queue is cached until the index changes
+        self._review_lock = threading.Lock()
 
     def curator(self) -> Curator:
         """The curator of this vault, recording to the audit log as the app (or as the config names it)."""
@@ -61,6 +65,13 @@ class CurationFlow:
                 archive_folder=settings.archive_folder,
             )
         return self._curator
+
+    def review(self) -> Review:
+        """The vault's review session, made once (in a worker: its curator looks at the vault's folder)."""
+        with self._review_lock:
+            if self._review is None:
+                self._review = Review(self.workspace, self.curator())
+            return self._review
 
     def _target(self, action: str) -> str | None:
         """The note a curation acts on: the one highlighted and shown, by its path (never a row number, which a

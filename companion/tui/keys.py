@@ -1,4 +1,5 @@
-"""The key help (`?`, F1): the app's own keys first, then those of the pane in focus, then moving around.
+"""The key help (`?`, F1): the app's own keys first, then those of the pane in focus, then moving around; and the
+app's commands in the command palette (ctrl+p).
 
 Textual's help panel lists the focused widget's keys first (a table's page-left and copy before the app's search and
 curations, which an 80x24 terminal then hides below the fold) and docks beside the screen, squeezing the note column
@@ -57,6 +58,24 @@ PANES = {
     "search": "the search box",
 }
 """How the key help names the pane in focus, by its id."""
+PALETTE: tuple[tuple[str, str, str], ...] = (
+    ("Pin or unpin the note", "pinned notes keep their full score whatever their age (*)", "pin"),
+    ("Set the note's tags", "replace the tags property (t)", "retag"),
+    ("Set the note's type", "fact, entity, decision, task... (y)", "retype"),
+    ("Merge the note into another", "append its text, rewrite links to it, trash it (m)", "merge"),
+    ("Archive the note", "move it to the archive folder, out of recall (a)", "archive"),
+    ("Delete the note", "to Obsidian's .trash/ unless the vault says otherwise (d)", "delete"),
+    ("Undo the last curation", "restore the files exactly as they were (u)", "undo"),
+    ("Review the suggested curations", "near-duplicates, changed facts, broken links, missing types... (r)", "review"),
+    ("Open the note in Obsidian", "through an obsidian:// link (o)", "open_in_obsidian"),
+    ("Explain the score", "every part of the highlighted item's score (e)", "explain"),
+    ("Save the policy", "write the knobs to .companion/companion.yaml (ctrl+s)", "save_policy"),
+    ("Sort the warm pane by the next column", "s in the warm pane; S reverses", "sort_warm"),
+    ("Search", "focus the search box (/)", "focus_search"),
+    ("Show every key", "the keys of the app and of the focused pane (? or F1)", "keys"),
+)
+"""(title, help, action) of the app's commands in Textual's command palette (ctrl+p): every curation is reachable
+there too, and each says its key."""
 _OWN_MODULES = ("widgets.", "companion.")
 
 
