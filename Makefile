@@ -56,4 +56,4 @@ bench: install
 	$(BIN)/companion bench
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache site
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache site .clients

@@ -114,13 +114,14 @@ def sync_first(ws: Workspace, args: argparse.Namespace) -> None:
         )
 
 
-def item_json(item: RecallItem, explain: bool = True) -> dict[str, Any]:
-    """One recalled note as JSON."""
+def item_json(item: RecallItem, explain: bool = True, match: bool | None = None) -> dict[str, Any]:
+    """One recalled note as JSON (with `match`, whether it reaches the relevance floor, when given)."""
     # The relevance leads: it is the number a reader compares across questions; `score` orders this list only.
     out: dict[str, Any] = {
         "path": item.path,
         "title": item.title,
         "relevance": None if item.relevance is None else round(item.relevance, 6),
+        **({} if match is None else {"match": match}),
         "score": significant(item.score),
         "tier": item.tier,
         "kind": item.kind,

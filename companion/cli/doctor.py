@@ -67,6 +67,11 @@ def diagnose(ws: Workspace) -> dict[str, Any]:
     notes, chunks = ws.manifest.counts()
     holder = WriterLock(ws.data_dir).holder() if WriterLock.held(ws.data_dir) else None
     skipped = ws.manifest.skipped()
+    known = ws.manifest.stats()
+    # A skipped file counts as read while it is as the index read it; changed since (fixed, say), it waits again.
+    refused = {
+        p for p, _ in skipped if (stat := scan.get(p)) is not None and known.get(p) == (stat.mtime_ns, stat.size)
+    }
     report: dict[str, Any] = {
         "vault": {
             "path": str(ws.root),
@@ -89,10 +94,7 @@ def diagnose(ws: Workspace) -> dict[str, Any]:
             # A summary left out as boilerplate was read and judged: it is indexed as far as it ever will be; and a
             # skipped file was read and refused, which the lines of `skipped` say, not "not yet indexed".
             "stale": len(
-                set(scan)
-                - {n.path for n in ws.manifest.notes()}
-                - ws.manifest.stats_of_chatter().keys()
-                - {p for p, _ in skipped}
+                set(scan) - {n.path for n in ws.manifest.notes()} - ws.manifest.stats_of_chatter().keys() - refused
             ),
         },
         "fulltext": words,

@@ -146,9 +146,8 @@ def context_json(context: RecalledContext, located: dict[str, Located] | None = 
         else {"start": str(p.start), "end": str(p.end), "phrase": p.phrase, "more": context.period_more},
         "results": [
             {
-                **_with_place(item_json(i), located.get(i.path)),
+                **_with_place(item_json(i, match=i.matches(context.floor)), located.get(i.path)),
                 **_session(listed.get(i.path)),
-                "match": i.matches(context.floor),
             }
             for i in context.shown(len(context.results))
         ],
@@ -287,9 +286,7 @@ def _batch(engine: Recall, args: argparse.Namespace, lines: list[BatchQuery | tu
             redact_output(
                 {
                     "id": entry.id,
-                    "results": [
-                        {**item_json(i, explain=args.explain), "match": i.matches(context.floor)} for i in listed
-                    ],
+                    "results": [item_json(i, explain=args.explain, match=i.matches(context.floor)) for i in listed],
                     "no_good_match": context.no_good_match,
                     # The tiers of the line's own moment, as a single `recall --as-of` gives them.
                     "as_of": context.as_of.isoformat(timespec="seconds"),

@@ -44,7 +44,9 @@ class SessionCache:
 
     def __init__(self, vault: ObsidianVault, index: NoteIndex) -> None:
         self.vault = vault
+        """Where the session summaries are read."""
         self.index = index
+        """Where the conversation notes are read, and whose generation says when the kept sessions are stale."""
         self._built: dict[str, tuple[str, SessionSummary, str]] = {}  # see `collect_sessions`
         self._ranges: dict[tuple[object, ...], list[SessionRef]] = {}
         self._chatter: tuple[object, frozenset[str]] | None = None  # see `spoken`
@@ -52,14 +54,22 @@ class SessionCache:
     def since(
         self, first_day: dt.date, moment: dt.datetime, scope: Scope | None = None, *, until: dt.date | None = None
     ) -> list[SessionRef]:
-        """Sessions from `first_day` up to `moment`, and no later than the end of `until` when given."""
+        """Sessions from `first_day` up to `moment`, and no later than the end of `until` when given.
+
+        A summary's day is its own `date`, which its folder's name may not match (an agent naming folders by UTC
+        day, its summaries by local time), so a bounded read takes one folder more than the days asked; and a
+        conversation note written the day after may carry a summary of the last day, so it is read too.
+        """
         last = moment.date() if until is None else min(until, moment.date())
-        summaries = tuple(self.vault.sessions(since=first_day, until=last))
+        beyond = None if until is None else last + dt.timedelta(days=1)
+        summaries = tuple(self.vault.sessions(since=first_day, until=beyond))
         key = (first_day, last, self.index.generation(), summaries)
         refs = self._ranges.get(key)
         if refs is None:
             end_of_day = dt.datetime.combine(last, dt.time.max)
-            refs = collect_sessions(self.vault, self.index, first_day, end_of_day, None, self._built, summaries)
+            refs = collect_sessions(
+                self.vault, self.index, first_day, end_of_day, None, self._built, summaries, carriers_until=beyond
+            )
             if len(self._ranges) >= _DAY_RANGES:
                 self._ranges.clear()
             self._ranges[key] = refs
@@ -87,6 +97,7 @@ def collect_sessions(
     scope: Scope | None = None,
     built: dict[str, tuple[str, SessionSummary, str]] | None = None,
     summaries: Sequence[SessionSummary] | None = None,
+    carriers_until: dt.date | None = None,
 ) -> list[SessionRef]:
     """Sessions from `first_day` up to `moment`: summaries under `ops/sessions/` and conversation notes, one
     entry per session (a conversation note naming its summary in `session:`, or sharing its date, time and
@@ -94,12 +105,13 @@ def collect_sessions(
 
     `built` keeps the summaries made from conversation notes between calls, keyed by path and checked against
     the note's frontmatter, so a busy window is not decoded again for every question. `summaries` are the
-    vault's session summaries since `first_day`, when the caller has read them already.
+    vault's session summaries since `first_day`, when the caller has read them already. Conversation notes dated
+    after `moment` up to `carriers_until` count only as the carrier of a summary before it.
     """
     built = {} if built is None else built
     listed = vault.sessions(since=first_day) if summaries is None else summaries
     summaries = [s for s in listed if (w := s.when) is not None and w <= moment]
-    notes = [n for n in index.dated(first_day, moment.date()) if n.kind == "conversation"]
+    notes = [n for n in index.dated(first_day, carriers_until or moment.date()) if n.kind == "conversation"]
     by_path = {s.path: s for s in summaries}
     # Matched by moment and key, not by the strings as written: "03:00" and "03:00:00" are the same turn.
     by_stamp = {_stamp(s): s for s in summaries}
@@ -114,9 +126,11 @@ def collect_sessions(
             if len(built) >= _BUILT_CACHE:
                 built.clear()
             built[note.path] = (note.fields_json, made, session)
-        if made.when is None or made.when > moment:
+        if made.when is None or (made.when > moment and carriers_until is None):
             continue
         twin = by_path.get(session) or by_stamp.get(_stamp(made))
+        if made.when > moment and (twin is None or twin.path in claimed):
+            continue  # after the range, and carrying no summary of it
         if twin is not None and twin.path not in claimed:
             claimed.add(twin.path)
             refs.append(

@@ -50,10 +50,14 @@ def _day_folders(
 ) -> list[tuple[str, Path]]:
     # ISO day names sort as dates, so days out of range are skipped by comparing names, without a stat.
     first = since.isoformat() if since is not None else ""
-    last = until.isoformat() if until is not None else "9"
+    last = until.isoformat() if until is not None else None
     try:
         with os.scandir(folder) as iterator:
-            names = sorted(e.name for e in iterator if first <= e.name <= last and _DAY_FOLDER.fullmatch(e.name))
+            names = sorted(
+                e.name
+                for e in iterator
+                if first <= e.name and (last is None or e.name <= last) and _DAY_FOLDER.fullmatch(e.name)
+            )
     except FileNotFoundError:
         return []
     except OSError as exc:

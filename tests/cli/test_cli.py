@@ -107,6 +107,9 @@ def test_doctor_reports_rule_model_and_health(vault: Path) -> None:
     assert report["index"]["stale"] == 0
     write(vault, "Notes/new.md", "Written after the index.\n")
     assert json.loads(run_companion("doctor", "--json", "--vault", str(vault)).stdout)["index"]["stale"] == 1
+    # Fixed since it was skipped: it waits for the index like any changed note.
+    write(vault, "Notes/broken.md", "Now a note.\n")
+    assert json.loads(run_companion("doctor", "--json", "--vault", str(vault)).stdout)["index"]["stale"] == 2
 
 
 def test_a_model_change_is_said_and_followed(vault: Path) -> None:

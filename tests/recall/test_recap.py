@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +15,9 @@ from companion.recall.recap import recap_period, topic_of
 from companion.recall.results import RecalledContext
 from companion.vault.sessions import SessionSummary
 from companion.workspace import Workspace
+from tests.helpers.files import write
 from tests.helpers.recapvault import NOW, TOKEN, Written, expected, indexed_recap_vault, last_monday
+from tests.helpers.workspaces import workspace
 
 MONDAY = last_monday(NOW.date())
 MEMORY = "Memory/What we talked about.md"
@@ -104,8 +107,50 @@ def test_a_period_before_the_hot_window_reads_its_own_days_only(
     context = recall.recall("What did we talk about in March?", as_of=NOW)
     assert paths(context)[:2] == [sessions["easter"].path, sessions["fence"].path]
     march = next((since, until) for since, until in asked if since is not None and since.month == 3)
-    assert march == (dt.date(NOW.year, 3, 1), dt.date(NOW.year, 3, 31))
-    assert all(until is not None for _, until in asked)
+    # March's folders and one more: a summary's own date may fall on the day before its folder's name.
+    assert march == (dt.date(NOW.year, 3, 1), dt.date(NOW.year, 4, 1))
+
+
+def test_a_period_keeps_a_summary_filed_under_the_next_day_and_its_note_written_the_next_day(
+    tmp_path: Path,
+) -> None:
+    """An agent that names folders by UTC day files a late evening's summary under the next day; a conversation note
+    written the next morning may carry the summary of the night before. Both stay in the period they took place in."""
+    root = tmp_path / "vault"
+    write(root, ".obsidian/app.json", "{}")
+
+    def summary(folder: str, day: str, time: str, user: str) -> str:
+        path = f"ops/sessions/{folder}/{time.replace(':', '')}-{user.split()[0].lower()}.md"
+        write(
+            root,
+            path,
+            f"---\ndate: {day}\ntime: '{time}'\nuser_id: alice\nchat_id: tg\nuser_msg: {user}\n"
+            f"sentinel_msg: Done.\n---\n\n{user}\n",
+        )
+        return path
+
+    late = summary("2026-04-01", "2026-03-31", "23:30:00", "Lock the shed tonight")
+    carried = summary("2026-03-30", "2026-03-30", "22:00:00", "Order the seeds")
+    write(
+        root,
+        "Conversations/2026-03-31 Seeds.md",
+        "---\ntype: conversation\ndate: 2026-03-31\ntime: '07:00:00'\n"
+        f"user_id: alice\nchat_id: tg\nsession: {carried}\n---\n\n**alice:** Order the seeds\n",
+    )
+    write(
+        root,
+        "Conversations/2026-04-01 Shed.md",
+        "---\ntype: conversation\ndate: 2026-04-01\ntime: '08:00:00'\n"
+        f"user_id: alice\nchat_id: tg\nsession: {late}\n---\n\n**alice:** Lock the shed tonight\n",
+    )
+    ws = workspace(root, data_dir=tmp_path / "data")
+    try:
+        ws.indexer().sync()
+        context = ws.recall().recall("What did we talk about in March?", as_of=NOW)
+        listed = [t.path for t in context.period_sessions]
+        assert listed == ["Conversations/2026-04-01 Shed.md", "Conversations/2026-03-31 Seeds.md"], listed
+    finally:
+        ws.close()
 
 
 @pytest.mark.parametrize("question", ["what did we talk about on 3 November?", "recap of 3 November"])
