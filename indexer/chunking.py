@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from companion.secrets import redact_field, redact_text
 from companion.vault.notes import Note
+from companion.vault.properties import properties_text
 
 CHUNKER_VERSION = "2"
 """Bumped whenever chunk boundaries or texts change (the redaction rules too), so an index built by an older chunker
@@ -181,9 +182,16 @@ class Chunker:
             if packed:
                 chunks.append(self._make(note, f"{base}~{n}", header, packed, over))
         if not chunks:
-            # A note with no text of its own is known by its name alone (a rename re-embeds it).
-            text = "\n".join(p for p in (_context_line(note, ""), note.title) if p)
+            # A note with no text of its own is known by its name (a rename re-embeds it) and, when its facts are all
+            # properties (a book's author, a trip's dates), by them: its meaning is there or nowhere.
+            facts = properties_text(note.frontmatter, plain=True) if note.kind != "session" else ""
+            text = "\n".join(p for p in (_context_line(note, ""), note.title, facts) if p)
             tokens = self._count([text])[0]
+            while tokens > self.max_tokens and facts:
+                # Long lists of values: what fits the model, cut in proportion until it does.
+                facts = facts[: int(len(facts) * self.max_tokens / tokens * 0.9)]
+                text = "\n".join(p for p in (_context_line(note, ""), note.title, facts) if p)
+                tokens = self._count([text])[0]
             chunks.append(Chunk(f"{note.path}#top~0", "top~0", text, text_hash(text), 0, 0, tokens))
         return chunks
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping
 
 from companion.errors import NoteError
 from companion.recall.candidates import NoteIndex
 from companion.recall.results import Located, RecallItem
 from companion.recall.sessionhits import session_passage
 from companion.vault.notes import Note
+from companion.vault.properties import properties_text
 from companion.vault.reader import ObsidianVault
 from companion.vault.sessions import local_moment
 
@@ -91,23 +91,6 @@ class Passages:
             return note, note.body, note.body_line, False
         text = "\n".join(note_lines(note.body, note.body_line)[lines[0] : lines[1]])
         return note, text, lines[0], True
-
-
-def properties_text(frontmatter: Mapping[str, object]) -> str:
-    """A note's properties as lines of `name: value` (a list as its items joined by commas), those with no value
-    and those holding a table left out."""
-    lines: list[str] = []
-    for key, value in frontmatter.items():
-        if isinstance(value, list | tuple):
-            items = [str(v) for v in value if v is not None and not isinstance(v, dict | list) and str(v).strip()]
-            shown = ", ".join(items)
-        elif value is None or isinstance(value, dict):
-            shown = ""
-        else:
-            shown = str(value).strip()
-        if shown:
-            lines.append(f"{key}: {shown}")
-    return "\n".join(lines)
 
 
 def note_lines(body: str, body_line: int) -> list[str]:

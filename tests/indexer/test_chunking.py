@@ -66,6 +66,22 @@ def test_an_empty_note_still_has_one_chunk(chunker: Chunker) -> None:
     assert chunk.anchor == "top~0" and "Books" in chunk.text
 
 
+def test_a_note_made_of_properties_is_embedded_with_them(chunker: Chunker) -> None:
+    front = "type: book\nauthor: Kevin Kelly\ngenre:\n  - essays\n  - technology\nrating:\n"
+    (chunk,) = chunker.chunk(_note("References/The Inevitable.md", "\n", front))
+    assert chunk.text.split("\n") == [
+        "The Inevitable",
+        "type: book",
+        "author: Kevin Kelly",
+        "genre: essays, technology",
+    ]
+    # A list too long for the model is cut to what it takes.
+    many = "tags:\n" + "".join(f"  - topic{i}\n" for i in range(2_000))
+    (long,) = chunker.chunk(_note("References/Tagged.md", "", many))
+    assert long.text.startswith("Tagged\ntags: topic0, topic1") and long.tokens <= chunker.max_tokens
+    assert _embedder().count_tokens([long.text])[0] == long.tokens
+
+
 def test_a_huge_paragraph_is_split_in_linear_time(chunker: Chunker) -> None:
     paragraph = " ".join(f"word{i % 997} and more, then" for i in range(60_000))  # ~1.7 MB, one paragraph
     chunks = chunker.chunk(_note("big.md", paragraph))

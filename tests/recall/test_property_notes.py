@@ -7,7 +7,7 @@ from pathlib import Path
 
 from companion.embedding.tokens import TokenCounter
 from companion.recall.assembly import build
-from companion.recall.passages import properties_text
+from companion.vault.properties import properties_text
 from tests.helpers.files import write
 from tests.helpers.workspaces import workspace
 
