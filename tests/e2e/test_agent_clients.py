@@ -113,6 +113,45 @@ def test_claude_code_connects_with_the_whole_path_after_make_run(tmp_path: Path,
     assert "Connected" in _listed(listed), listed
 
 
+def _documented_configs() -> dict[str, dict[str, object]]:
+    """The client configuration files the agents page shows, by the comment naming each client."""
+    page = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
+    block = page.split("```json\n", 1)[1].split("```", 1)[0]
+    configs: dict[str, dict[str, object]] = {}
+    name, lines = "", []
+    for line in [*block.splitlines(), "// end"]:
+        if line.startswith("//"):
+            if name and "".join(lines).strip():
+                configs[name] = json.loads("".join(lines))
+            name, lines = line[2:].split(":", 1)[0].strip(), []
+        else:
+            lines.append(line)
+    return configs
+
+
+def test_every_documented_client_file_connects(tmp_path: Path, vault: Path) -> None:
+    """Claude Desktop's and Cursor's files have the form of Claude Code's `.mcp.json`: each, as the agents page
+    shows it (its vault and its placeholder path made real), is loaded by Claude Code, which connects to the server."""
+    claude = _client("claude")
+    configs = _documented_configs()
+    assert set(configs) == {"Claude Code", "Claude Desktop", "Cursor"}, configs
+    for client, config in configs.items():
+        home = tmp_path / client.replace(" ", "-") / "home"
+        project = home.parent / "project"
+        (home / ".claude").mkdir(parents=True)
+        project.mkdir()
+        # A project's servers wait for the user's approval in an interactive session; this setting gives it.
+        (home / ".claude" / "settings.json").write_text('{"enableAllProjectMcpServers": true}')
+        text = (
+            json.dumps(config)
+            .replace("/home/me/Vault", str(vault))
+            .replace("/path/to/.venv/bin/companion", str(COMPANION))
+        )
+        (project / ".mcp.json").write_text(text)
+        listed = _run([claude, "mcp", "list"], _env(home), project)
+        assert "Connected" in _listed(listed), f"{client}: {listed}"
+
+
 def test_codex_starts_the_server_and_lists_its_tools(tmp_path: Path, vault: Path) -> None:
     codex = _client("codex")
     home = tmp_path / "home"
