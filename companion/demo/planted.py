@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from companion.demo.synth import theme_words
+from companion.demo.synth_words import theme_words
 
 _TYPES = ("fact", "entity", "experience", "belief", "reflection", "recipe")
 _NAMES = [

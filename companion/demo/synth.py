@@ -4,7 +4,7 @@
 speaker names kept), 20% typed memory notes of all six types and 10% other notes (a hub note per
 topic, then loose notes), all wikilinked and dated over the two years before `now`, plus one
 `ops/sessions/` summary per ten notes. Every note is about one of up to 300 topics; a topic has its
-own keywords, person, place, product code and number, drawn from word lists built into this module,
+own keywords, person, place, product code and number, drawn from the word lists in `synth_words`,
 so BM25 and embeddings have something to tell apart.
 
 Speed matters more than prose here: sentences are filled from pre-split templates and frontmatter is
@@ -17,7 +17,6 @@ import contextlib
 import json
 import os
 import random
-import re
 import shutil
 import stat
 import tempfile
@@ -25,6 +24,20 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from companion.demo.synth_words import (
+    ADJECTIVES,
+    AGENT_TEMPLATES,
+    CODE_LETTERS,
+    FIRST_NAMES,
+    LAST_NAMES,
+    MONTHS,
+    NOUNS,
+    PLACES,
+    THEMES,
+    USER_TEMPLATES,
+    VERBS,
+    Template,
+)
 from companion.errors import VaultError
 
 MARKER = ".companion/synth.json"
@@ -40,146 +53,6 @@ SPAN_DAYS = 730
 """Notes are dated over this many days before `now`."""
 _FOLDERS = ("Conversations", "Memory", "Topics", "Notes", "ops")
 _GENERATOR = "vault-companion synth"
-
-
-def _words(text: str) -> tuple[str, ...]:
-    return tuple(text.split())
-
-
-_THEMES: dict[str, tuple[str, ...]] = {
-    "travel": _words("""itinerary ferry hostel visa layover passport railpass backpack luggage
-        sleeper border campsite guidebook transfer booking airport shuttle souvenir timetable
-        jetlag carriage voucher"""),
-    "cooking": _words("""sourdough braise marinade risotto skillet ferment dumpling broth saffron
-        brine focaccia custard chutney ramen roux paprika glaze pastry tagine pesto kimchi oven"""),
-    "software": _words("""compiler refactor deploy pipeline container schema migration endpoint
-        latency cache rollback linter monorepo webhook payload mutex benchmark profiler index
-        query cluster release"""),
-    "finance": _words("""invoice mortgage dividend pension budget ledger receipt deduction annuity
-        portfolio interest loan savings premium audit payroll expense refund tariff equity bond
-        broker"""),
-    "fitness": _words("""interval tempo cadence squat deadlift stretch marathon treadmill
-        kettlebell plank mobility warmup recovery hydration protein sprint lunge rowing stamina
-        taper yoga pilates"""),
-    "gardening": _words("""compost seedling mulch pruning trellis greenhouse tomato perennial aphid
-        irrigation bulb hedge harvest soil fertiliser orchard lavender courgette rhubarb weeding
-        shears beehive"""),
-    "music": _words("""chord rehearsal metronome fretboard scale synthesizer amplifier setlist
-        harmony drummer violin cello arpeggio mixing mastering vinyl chorus verse pedal tuning
-        bassline studio"""),
-    "health": _words("""dentist vaccine allergy prescription physio checkup bloodwork migraine
-        insomnia dosage clinic referral ultrasound inhaler therapy symptom cholesterol vitamin
-        posture sprain pharmacy"""),
-    "home": _words("""plumbing boiler insulation radiator skirting drywall grout tiling wiring
-        thermostat gutter damp ventilation skylight staircase flooring carpet cabinet hinge faucet
-        extractor attic"""),
-    "cars": _words("""tyre brake clutch gearbox battery charger mileage inspection windscreen
-        alternator exhaust coolant dashboard lease hybrid torque wiper garage towbar odometer
-        warranty mechanic"""),
-    "photography": _words("""aperture shutter lens tripod exposure histogram bokeh raw portrait
-        landscape flash filter prime zoom viewfinder mirrorless negative darkroom print
-        composition monopod"""),
-    "reading": _words("""novel chapter anthology paperback hardcover memoir essay library bookmark
-        author sequel trilogy poetry audiobook ereader manuscript footnote epilogue prologue
-        translation biography"""),
-    "pets": _words("""kitten puppy leash kibble vet litter grooming flea crate microchip adoption
-        parrot aquarium hamster collar treats kennel deworming walker tortoise terrarium"""),
-    "work": _words("""standup roadmap deadline stakeholder retrospective promotion appraisal
-        offsite onboarding hiring interview salary contract quarterly headcount backlog manager
-        mentoring feedback handover"""),
-    "education": _words("""thesis seminar lecture syllabus exam tutor scholarship semester
-        coursework dissertation grading campus enrolment transcript homework quiz professor
-        citation flashcards"""),
-    "events": _words("""wedding venue caterer invitation guestlist florist speech decorations
-        photographer playlist cake marquee seating toast anniversary reunion birthday banquet
-        ceremony honeymoon"""),
-    "electronics": _words("""motherboard firmware router soldering arduino breadboard resistor
-        capacitor enclosure heatsink ssd ethernet antenna oscilloscope multimeter microcontroller
-        relay voltage"""),
-    "outdoors": _words("""crampon carabiner belay summit glacier rope bivouac trailhead switchback
-        headlamp altitude ridge scramble avalanche snowshoe kayak paddle canoe portage tent stove
-        compass"""),
-    "languages": _words("""vocabulary grammar conjugation pronunciation tandem dialect idiom
-        subjunctive accent fluency textbook listening dictation kanji hiragana declension
-        phrasebook immersion subtitle"""),
-    "games": _words("""chess opening endgame tournament puzzle boardgame dice campaign dungeon
-        character expansion strategy rating blitz gambit console controller speedrun quest guild
-        deck meeple"""),
-}
-"""Theme to its vocabulary; a topic draws its keywords from one theme."""
-_VERBS = _words("""book fix check plan order cancel compare review move sort update finish test
-    schedule replace repair measure confirm draft share split postpone return renew clean paint
-    install print prepare""")
-_ADJECTIVES = _words("""cheap expensive quick slow quiet noisy small large old new fragile solid
-    tricky simple reliable risky urgent optional local remote early late heavy light modern classic
-    careful rough""")
-_NOUNS = _words("""weekend morning evening budget list plan friend neighbour shop office kitchen
-    train car bike phone laptop email letter bill ticket form folder meeting call note reminder box
-    bag key""")
-_FIRST = _words("""Alice Bob Carol Dan Erin Farid Grace Hugo Ines Jonas Kira Lars Mina Noah Olga
-    Pavel Quinn Rosa Sami Tara Ugo Vera Wim Xenia Yusuf Zoe Amir Bea Chen Dora Emil Fatou Gus Hana
-    Ivo Jade""")
-_LAST = _words("""Martin Keller Nguyen Silva Novak Berg Rossi Dubois Larsen Okafor Tanaka Moreau
-    Weber Kowalski Haddad Costa Jensen Petrov Yilmaz Schmidt Ortiz Fischer Lindqvist Murphy Ahmed
-    Varga""")
-_PLACES = _words("""Lisbon Porto Lyon Bremen Hamburg Ghent Utrecht Bergen Tromsø Kraków Brno
-    Ljubljana Trieste Bologna Seville Valencia Bilbao Galway Cork Leeds Bristol Dundee Malmö Turku
-    Tartu Riga Kaunas Zadar Split Plovdiv Cluj Graz Linz Basel Lausanne Annecy Grenoble Nantes
-    Rennes Bordeaux""")
-_MONTHS = _words("""January February March April May June July August September October November
-    December""")
-_CODE_LETTERS = "ABCDEFGHKLMNPRSTVXZ"
-
-_USER_SENTENCES = (
-    "Can you {v} the {w} for {P}?",
-    "I think the {w} in {L} is too {a}.",
-    "{P} said the {w} costs {n} euros, is that {a}?",
-    "We need to {v} the {w} before {d} {m}.",
-    "What about the {a} {w} we talked about?",
-    "I forgot the {g} again, can you remind me about the {w}?",
-    "My {g} broke, so the {w} waits until {m}.",
-    "How long does the {w} usually take?",
-    "Should I {v} the {w} or the {w} first?",
-    "The {c} {w} arrived and it looks {a}.",
-    "{P} wants the {a} {w} instead.",
-    "Let's {v} the {g} next week in {L}.",
-)
-_AGENT_SENTENCES = (
-    "The {w} for {P} is noted: {n} euros at {L}, due on {d} {m}.",
-    "I'd {v} the {w} first, because the {g} depends on it.",
-    "Last time you said the {w} was {a}; the {c} option is cheaper by {n} euros.",
-    "The {a} {w} usually takes {d} days, so plan for {d} {m}.",
-    "I added the {w} and the {w} to your list.",
-    "{P} mentioned the {a} {g} near {L} that could help with the {w}.",
-    "You could {v} the {w} and keep the {g} for later.",
-    "That fits the {w} plan; the next step is to {v} the {g}.",
-    "Remember that the {w} in {L} closes on {d} {m}.",
-    "The {c} is the {a} choice if the {w} matters most.",
-    "I checked: the {w} costs about {n} euros with the {g}.",
-    "Good call, I'll {v} the {w} reminder for {d} {m}.",
-)
-
-_Template = tuple[tuple[str, str], ...]
-"""A sentence as (literal text, slot letter) pairs; the slot is empty after the last literal."""
-
-
-def theme_words() -> list[str]:
-    """Every theme's keywords, in a fixed order (for other generators that need plain, varied words)."""
-    return [word for words in _THEMES.values() for word in words]
-
-
-def _compile(sentences: tuple[str, ...]) -> tuple[_Template, ...]:
-    """Split templates once, so filling one is a join, not a `str.format` with ten arguments."""
-    out: list[_Template] = []
-    for sentence in sentences:
-        parts = re.split(r"\{(\w)\}", sentence)
-        pairs = [(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
-        out.append((*pairs, (parts[-1], "")))
-    return tuple(out)
-
-
-_USER_TEMPLATES = _compile(_USER_SENTENCES)
-_AGENT_TEMPLATES = _compile(_AGENT_SENTENCES)
 
 
 @dataclass(frozen=True)
@@ -305,21 +178,21 @@ def _prepare(dest: Path) -> None:
 
 
 def _topics(rng: random.Random, count: int) -> list[_Topic]:
-    themes = sorted(_THEMES)
+    themes = sorted(THEMES)
     topics: list[_Topic] = []
     seen: set[str] = set()
     for i in range(count):
         theme = themes[i % len(themes)]
-        words = _THEMES[theme]
+        words = THEMES[theme]
         keywords = tuple(rng.sample(words, 6))
-        place = rng.choice(_PLACES)
+        place = rng.choice(PLACES)
         title = f"{keywords[0].capitalize()} {keywords[1]} in {place}"
         if title.lower() in seen:
             title = f"{title} {i}"
         seen.add(title.lower())
-        letters = rng.choice(_CODE_LETTERS) + rng.choice(_CODE_LETTERS)
+        letters = rng.choice(CODE_LETTERS) + rng.choice(CODE_LETTERS)
         code = f"{letters}-{rng.randint(100, 999)}"
-        person = f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
+        person = f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}"
         number = rng.randint(12, 4800)
         topic = _Topic(title, theme, keywords, words, person, place, code, number)
         topic.pools.update(_pools(rng, topic))
@@ -333,26 +206,26 @@ def _pools(rng: random.Random, topic: _Topic) -> dict[str, tuple[str, ...]]:
     Repeating the topic's own words in a pool sets how often they come up (about two thirds of
     the time) while filling a slot stays one uniform pick, the cheapest thing `random` does.
     """
-    names = tuple(f"{rng.choice(_FIRST)} {rng.choice(_LAST)}" for _ in range(12))
+    names = tuple(f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}" for _ in range(12))
     numbers = tuple(str(rng.randint(2, 2000)) for _ in range(24))
     return {
         "w": topic.keywords * 7 + topic.theme_words,
         "P": (topic.person,) * 24 + names,
-        "L": (topic.place,) * 24 + tuple(_PLACES[:10]) + tuple(rng.sample(_PLACES, 10)),
+        "L": (topic.place,) * 24 + tuple(PLACES[:10]) + tuple(rng.sample(PLACES, 10)),
         "n": (str(topic.number),) * 24 + numbers,
-        "v": _VERBS,
-        "a": _ADJECTIVES,
-        "g": _NOUNS,
+        "v": VERBS,
+        "a": ADJECTIVES,
+        "g": NOUNS,
         "c": (topic.code,),
         "d": tuple(str(d) for d in range(1, 29)),
-        "m": _MONTHS,
+        "m": MONTHS,
     }
 
 
 def _sentences(
     rng: random.Random,
     pools: dict[str, tuple[str, ...]],
-    templates: tuple[_Template, ...],
+    templates: tuple[Template, ...],
     count: int,
 ) -> str:
     r = rng.random
@@ -411,16 +284,16 @@ def _conversation(
     k = _pick_topic(rng, topics)
     topic = topics[k]
     when = _when(rng, now)
-    user = _FIRST[rng.randrange(12)].lower()
+    user = FIRST_NAMES[rng.randrange(12)].lower()
     chat = f"{user}-{rng.randrange(3)}"
     paragraphs = []
     for t in range(rng.randint(4, 20)):
         # Two short sentences make about 30 tokens, the turn length the benchmarks assume.
         n = 1 if rng.random() < 0.2 else 2
         if t % 2 == 0:
-            paragraphs.append(f"**{user}:** {_sentences(rng, topic.pools, _USER_TEMPLATES, n)}")
+            paragraphs.append(f"**{user}:** {_sentences(rng, topic.pools, USER_TEMPLATES, n)}")
         else:
-            text = _sentences(rng, topic.pools, _AGENT_TEMPLATES, n)
+            text = _sentences(rng, topic.pools, AGENT_TEMPLATES, n)
             if rng.random() < 0.1:
                 text += f" See [[{topic.title}]]."
             paragraphs.append(f"**{AGENT}:** {text}")
@@ -450,7 +323,7 @@ def _memory(
 ) -> None:
     topic = topics[j % len(topics)]
     kind = MEMORY_TYPES[j % 6]
-    text = _sentences(rng, topic.pools, _AGENT_TEMPLATES, rng.randint(2, 5))
+    text = _sentences(rng, topic.pools, AGENT_TEMPLATES, rng.randint(2, 5))
     other = memory_titles[rng.randrange(len(memory_titles))]
     links = f"See [[{topic.title}]]" + (f" and [[{other}]]." if other != title else ".")
     day = _when(rng, now).strftime("%Y-%m-%d")
@@ -470,7 +343,7 @@ def _hub(out: _Writer, rng: random.Random, topic: _Topic, memory: list[str], now
         f"- Number: {topic.number}\n- Keywords: {', '.join(topic.keywords)}"
     )
     notes = "".join(f"\n- [[{m}]]" for m in memory)
-    text = _sentences(rng, topic.pools, _AGENT_TEMPLATES, 3)
+    text = _sentences(rng, topic.pools, AGENT_TEMPLATES, 3)
     body = f"# {topic.title}\n\n{text}\n\n{facts}\n" + (f"\n## Memory\n{notes}\n" if notes else "")
     out.write(f"Topics/{topic.theme}/{topic.title}.md", head + body)
 
@@ -478,8 +351,8 @@ def _hub(out: _Writer, rng: random.Random, topic: _Topic, memory: list[str], now
 def _loose(out: _Writer, rng: random.Random, k: int, topics: list[_Topic], now: datetime) -> None:
     topic = topics[_pick_topic(rng, topics)]
     day = _when(rng, now).strftime("%Y-%m-%d")
-    title = f"{topic.keywords[4].capitalize()} {rng.choice(_NOUNS)} {k:05d}"
-    text = _sentences(rng, topic.pools, _USER_TEMPLATES, rng.randint(3, 6))
+    title = f"{topic.keywords[4].capitalize()} {rng.choice(NOUNS)} {k:05d}"
+    text = _sentences(rng, topic.pools, USER_TEMPLATES, rng.randint(3, 6))
     others = {topics[_pick_topic(rng, topics)].title for _ in range(2)} - {topic.title}
     links = ", ".join(f"[[{t}]]" for t in [topic.title, *sorted(others)])
     head = f"---\ncreated: {day}\ntags: [{topic.theme}]\n---\n\n"
@@ -489,10 +362,10 @@ def _loose(out: _Writer, rng: random.Random, k: int, topics: list[_Topic], now: 
 def _session(out: _Writer, rng: random.Random, s: int, topics: list[_Topic], now: datetime, recent: bool) -> None:
     topic = topics[_pick_topic(rng, topics)]
     when = _when(rng, now, recent)
-    user = _FIRST[rng.randrange(12)].lower()
+    user = FIRST_NAMES[rng.randrange(12)].lower()
     day, clock = when.strftime("%Y-%m-%d"), when.strftime("%H:%M:%S")
-    user_msg = _sentences(rng, topic.pools, _USER_TEMPLATES, 1)
-    agent_msg = _sentences(rng, topic.pools, _AGENT_TEMPLATES, 2)
+    user_msg = _sentences(rng, topic.pools, USER_TEMPLATES, 1)
+    agent_msg = _sentences(rng, topic.pools, AGENT_TEMPLATES, 2)
     head = (
         f"---\ndate: {day}\nuser_id: {user}\nchat_id: {user}-{rng.randrange(3)}\n"
         f"time: {_q(clock)}\nuser_msg: {_q(user_msg)}\nsentinel_msg: {_q(agent_msg)}\n---\n\n"
