@@ -185,13 +185,13 @@ class Chunker:
             # A note with no text of its own is known by its name (a rename re-embeds it) and, when its facts are all
             # properties (a book's author, a trip's dates), by them: its meaning is there or nowhere.
             facts = properties_text(note.frontmatter, plain=True) if note.kind != "session" else ""
-            text = "\n".join(p for p in (_context_line(note, ""), note.title, facts) if p)
-            tokens = self._count([text])[0]
-            while tokens > self.max_tokens and facts:
-                # Long lists of values: what fits the model, cut in proportion until it does.
-                facts = facts[: int(len(facts) * self.max_tokens / tokens * 0.9)]
+            while True:
                 text = "\n".join(p for p in (_context_line(note, ""), note.title, facts) if p)
                 tokens = self._count([text])[0]
+                if tokens <= self.max_tokens or not facts:
+                    break
+                # Long lists of values: what fits the model, cut in proportion until it does.
+                facts = facts[: int(len(facts) * self.max_tokens / tokens * 0.9)]
             chunks.append(Chunk(f"{note.path}#top~0", "top~0", text, text_hash(text), 0, 0, tokens))
         return chunks
 

@@ -311,6 +311,17 @@ def markdown_link(href: str, text: str, embed: bool, line: int) -> Link | None:
     )
 
 
+def links_as_text(text: str) -> str:
+    """`text` with each wikilink as a reader sees it: its alias, else its target's name (`[[People/Ann|Ann]]` and
+    `[[Ann]]` both read `Ann`)."""
+
+    def shown(match: re.Match[str]) -> str:
+        link = parse_link_text(match.group(2))
+        return link.alias or link.target.rsplit("/", 1)[-1]
+
+    return _WIKILINK_IN_TEXT.sub(shown, text)
+
+
 def frontmatter_links(frontmatter: Mapping[str, Any], key_lines: Mapping[str, int] | None = None) -> list[Link]:
     """Wikilinks in property values (strings, lists, nested mappings), tagged with the property.
 

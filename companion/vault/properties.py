@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-_WIKILINK = re.compile(r"\[\[(?:[^\]|]*\|)?([^\]]*)\]\]")
+from companion.vault.links import links_as_text
+
 _URL = re.compile(r"^[a-z][a-z0-9+.-]*://\S*$", re.IGNORECASE)
 
 
@@ -19,7 +20,7 @@ def properties_text(frontmatter: Mapping[str, object], *, plain: bool = False) -
         values = value if isinstance(value, list | tuple) else [value]
         items = [str(v).strip() for v in values if v is not None and not isinstance(v, dict | list) and str(v).strip()]
         if plain:
-            items = [_WIKILINK.sub(r"\1", item) for item in items if not _URL.match(item)]
+            items = [links_as_text(item) for item in items if not _URL.match(item)]
         if items:
             lines.append(f"{key}: {', '.join(items)}")
     return "\n".join(lines)

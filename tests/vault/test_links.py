@@ -6,6 +6,7 @@ from companion.vault.links import (
     extract,
     frontmatter_links,
     frontmatter_tags,
+    links_as_text,
     make_markdown,
     parse_link_text,
 )
@@ -229,3 +230,8 @@ def test_rendering_shows_links_and_tags_and_hides_comments() -> None:
         '<p>see <a class="wikilink" data-target="A">b</a> and '
         '<a class="wikilink" data-target="C">C</a> <span class="tag">#t</span>  end </p>\n'
     )
+
+
+def test_links_read_as_a_reader_sees_them() -> None:
+    text = "[[Ridley Scott]], [[People/Ann|Annie]], [[People/Bob]], [[Note#Heading]] and [[Day#^b1]]"
+    assert links_as_text(text) == "Ridley Scott, Annie, Bob, Note and Day"
