@@ -40,7 +40,7 @@ def load_token(path: Path) -> str:
     fd = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="ascii") as out:
-            out.write(secrets.token_urlsafe(32) + "\n")
+            out.write(new_token() + "\n")
             out.flush()
             os.fsync(out.fileno())
         with contextlib.suppress(FileExistsError):  # another server made it first: its token is the one
@@ -48,6 +48,14 @@ def load_token(path: Path) -> str:
     finally:
         temporary.unlink(missing_ok=True)
     return _read(path)
+
+
+def new_token() -> str:
+    """32 random bytes, URL-safe, never starting with `-`: the token is pasted after `--token` on command lines,
+    where a leading dash reads as an option (about one token in 64 would)."""
+    while (token := secrets.token_urlsafe(32)).startswith("-"):
+        pass
+    return token
 
 
 def _read(path: Path) -> str:

@@ -16,6 +16,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from companion.locations import DataPaths, vault_data_dir
+from companion.mcp_server import bearer
 from tests.helpers.agentvault import write_agent_vault
 from tests.helpers.cli import run_companion
 from tests.helpers.mcphttp import http_server, show_token
@@ -116,3 +117,10 @@ def test_the_origin_and_host_checks_still_refuse_with_the_token(vault: Path, tmp
         assert post(url, {**bearer, "Origin": "http://evil.example"})[0] == 403
         assert post(url, {**bearer, "Host": "evil.example"})[0] == 421
         assert post(url, {**bearer, "Origin": url.removesuffix("/mcp")})[0] == 200
+
+
+def test_a_new_token_never_starts_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A token after `--token` on a command line must not read as an option: the first draws start with one.
+    draws = iter(["-starts-with-a-dash", "-again", "fine_token"])
+    monkeypatch.setattr(bearer.secrets, "token_urlsafe", lambda n: next(draws))
+    assert bearer.new_token() == "fine_token"
