@@ -38,6 +38,7 @@ FEATURES: tuple[str, ...] = (
     "weak_dense",
     "other_language",
     "title_cosine",
+    "unknown_bm25",
     "unknown_words",
     "rare_unknown",
     "unknown_standout",
@@ -60,6 +61,11 @@ FEATURES: tuple[str, ...] = (
   vault's titles name what a note is about ("Multiple cursors", "Status bar") in a few words, which the chunks,
   embedded without the title, never say so plainly. 0 for a conversation, whose title names a session, not the
   many things said in it;
+- `unknown_bm25`: `bm25` times `unknown_words`. The less of the question the vault's words hold, the less its best
+  keyword match tells: an English question about a vault written in Spanish shares only its loanwords and product
+  names with the notes (Supabase, RPC, VAT), which many notes hold, while the words that tell its answer from them
+  are in another language; a question asked in the notes' own language holds few unknown words, and its BM25
+  counts in full;
 - `unknown_words`: the share of the question's words (weighted by idf) that no note of the vault holds, the same
   for every candidate: "best pizza in Naples" asked of a vault that never names pizza or Naples is about something
   it does not hold, however well the best of a few notes scores against the others;
@@ -77,6 +83,9 @@ QUESTION_FEATURES: tuple[str, ...] = ("unknown_words", "rare_unknown", "unknown_
 """Features the same for every candidate of a question: they move every candidate's log-odds alike, so they never
 change an order, only what counts as a match. They are fitted after the others, which they leave as they are
 (`companion.recall.fusion_fit.calibrate`)."""
+ADDED_FEATURES: tuple[str, ...] = ("unknown_bm25", *QUESTION_FEATURES)
+"""Features added after weights were first fitted: weights fitted before one of them was added (a user's own
+`fusion train` file) rank and judge as they did, with it counting nothing, until they are fitted anew."""
 
 
 @dataclass(frozen=True)
@@ -182,6 +191,7 @@ def features(e: Evidence, q: Question) -> tuple[float, ...]:
         weak * dense,
         1.0 if e.other_language else 0.0,
         e.title_cosine,
+        q.unknown_words * bm25,
         q.unknown_words,
         q.rare_unknown,
         q.rare_unknown * max(0.0, min(q.standout, STANDOUT_FULL) - STANDOUT_START),
@@ -286,12 +296,12 @@ class FusionModel:
         if (
             names != FEATURES
             and set(names) <= set(FEATURES)
-            and tuple(n for n in names if n not in QUESTION_FEATURES)
-            == tuple(n for n in FEATURES if n not in QUESTION_FEATURES)
+            and tuple(n for n in names if n not in ADDED_FEATURES)
+            == tuple(n for n in FEATURES if n not in ADDED_FEATURES)
             and len(weights) == len(names)
         ):
-            # Fitted before some of the question's own features were added: they rank as they did and those count
-            # nothing (`companion fusion train --keep-ranking` fits them).
+            # Fitted before some features were added: they rank as they did and those count nothing (`companion
+            # fusion train` fits them; `--keep-ranking` the question's own alone).
             given = dict(zip(names, weights, strict=True))
             names, weights = FEATURES, tuple(given.get(n, 0.0) for n in FEATURES)
         return cls(names, weights, bias, trained, dense_span)

@@ -370,3 +370,35 @@ def test_the_standout_counts_from_a_quarter_of_the_span_to_a_half_and_only_with_
     # Only the multilingual model's weights lift such questions; the English model's cosines are not crowded.
     assert dict(zip(FEATURES, default_model(False).weights, strict=True))["unknown_standout"] == 0.0
     assert dict(zip(FEATURES, default_model(True).weights, strict=True))["unknown_standout"] > 0.0
+
+
+def test_a_keyword_match_tells_less_the_less_of_the_question_the_vault_holds() -> None:
+    def question(unknown: float) -> Question:
+        return Question(
+            foreign=False, best_cosine=0.83, best_bm25=10.0, low_bm25=2.0, dense_span=0.1, unknown_words=unknown
+        )
+
+    model = default_model(True)
+
+    def first(unknown: float) -> str:
+        # "words": the best keyword match, a little further in meaning; "meaning": the nearest note, few of its words.
+        words = model.logit(features(evidence(cosine=0.80, bm25=10.0, coverage=0.4), question(unknown)))
+        meaning = model.logit(features(evidence(cosine=0.83, bm25=2.0, coverage=0.1), question(unknown)))
+        return "words" if words > meaning else "meaning"
+
+    assert named(features(evidence(cosine=0.8, bm25=10.0), question(0.5)))["unknown_bm25"] == pytest.approx(0.5)
+    assert named(features(evidence(cosine=0.8, bm25=10.0), question(0.0)))["unknown_bm25"] == 0.0
+    # Asked in the notes' language, the keyword match wins; asked in another (half its words in no note), the
+    # words it shares with the notes are loanwords and names, and the note nearest in meaning comes first.
+    assert first(0.0) == "words" and first(0.5) == "meaning"
+    assert dict(zip(FEATURES, default_model(False).weights, strict=True))["unknown_bm25"] == 0.0
+
+
+def test_weights_fitted_before_the_keyword_match_was_weighed_by_unknown_words_rank_as_they_did() -> None:
+    shipped = default_model(True)
+    kept = [n for n in FEATURES if n != "unknown_bm25"]
+    given = dict(zip(FEATURES, shipped.weights, strict=True))
+    model = FusionModel.from_json({"features": kept, "weights": [given[n] for n in kept], "bias": shipped.bias})
+    weights = dict(zip(model.names, model.weights, strict=True))
+    assert model.names == FEATURES and weights["unknown_bm25"] == 0.0
+    assert all(weights[n] == given[n] for n in kept)
