@@ -87,9 +87,10 @@ class WordQueries:
             self._stemmer_ready = True
         self._db.execute("DELETE FROM temp.query_words")
         self._db.executemany("INSERT INTO temp.query_words(rowid, w) VALUES (?, ?)", list(enumerate(terms, 1)))
-        stems = {
-            str(term): terms[int(doc) - 1] for term, doc in self._db.execute("SELECT term, doc FROM temp.query_stems")
-        }
+        # Several words may share a stem ("files" and "file"): each of them holds what the stem holds.
+        stems: dict[str, set[str]] = {}
+        for term, doc in self._db.execute("SELECT term, doc FROM temp.query_stems"):
+            stems.setdefault(str(term), set()).add(terms[int(doc) - 1])
         self._db.execute("DELETE FROM temp.query_words")
         if not stems:
             return {}
@@ -97,6 +98,6 @@ class WordQueries:
         rows = self._db.execute(f"SELECT term, doc FROM fts_terms WHERE term IN ({marks})", list(stems))
         out: dict[str, int] = {}
         for stem, docs in rows:
-            word = stems[str(stem)]
-            out[word] = max(out.get(word, 0), int(docs))
+            for word in stems[str(stem)]:
+                out[word] = max(out.get(word, 0), int(docs))
         return out

@@ -99,6 +99,21 @@ def test_the_dense_share_follows_how_much_of_the_question_one_note_holds(tmp_pat
         ws.close()
 
 
+def test_words_sharing_a_stem_each_hold_what_the_stem_holds(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, "Notes/garden.md", "Tomatoes went in late this year; one tomato plant bolted in the heat.\n")
+    write(root, "Notes/shed.md", "The shed roof leaks over the files box.\n")
+    ws = workspace(root)
+    try:
+        ws.indexer().sync()
+        # "files" and "file" (or "tomatoes" and "tomato") stem alike: asked together, neither counts as a word no
+        # note holds, which would make the question look off-topic and its keyword matches weaker.
+        found = ws.manifest.doc_frequencies(["files", "file", "tomatoes", "tomato", "zeppelin"])
+        assert found == {"files": 1, "file": 1, "tomatoes": 1, "tomato": 1}
+    finally:
+        ws.close()
+
+
 def test_results_name_the_heading_or_block_obsidian_opens_and_the_passage(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     filler = "\n\n".join(f"Paragraph {i} about the garden shed and the week ahead." for i in range(40))
