@@ -83,8 +83,9 @@ class CandidateFeatures:
         # A few keywords name no language by themselves: the notes holding them do (see `question_language`).
         strongest = sorted((p for p in lexical if p in languages), key=lambda p: -lexical[p])[:_LANGUAGE_VOTERS]
         asked = question_language(query, [(languages[p], lexical[p]) for p in strongest])
+        foreign = asked != "en" and not self._embedder().multilingual
         question = Question(
-            foreign=asked != "en" and not self._embedder().multilingual,
+            foreign=foreign,
             best_cosine=max(dense.values(), default=0.0),
             best_bm25=max(matched, default=0.0),
             low_bm25=min(matched, default=0.0),
@@ -92,6 +93,7 @@ class CandidateFeatures:
             unknown_words=unknown,
             rare_unknown=rare_unknown_share(own, [t for t in own if frequencies.get(t)]),
             standout=standout(dense.values(), dense_span),
+            nearest_read=bool(dense) and not foreign and query == embedded,
         )
         every_set = set(every)
         out: dict[str, tuple[float, ...]] = {}

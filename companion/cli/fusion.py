@@ -16,7 +16,7 @@ from typing import Any
 from companion.atomic import write_atomic
 from companion.cli.output import print_json
 from companion.errors import ConfigError
-from companion.recall.fusion import FEATURES, FusionModel, default_model
+from companion.recall.fusion import FEATURES, QUESTION_FEATURES, FusionModel, default_model
 from companion.recall.fusion_fit import Judged, calibrate, fit, ranking_scores
 
 
@@ -45,8 +45,16 @@ def register(sub: Any) -> None:
         "--keep-ranking",
         metavar="FILE",
         help="keep these weights (a weights file, `shipped`, or `shipped-multilingual`) for the features that order a "
-        "question's notes and fit only those that say whether any is a match (the question's words no note holds, and "
-        "how far the nearest note stands out when they are unknown)",
+        "question's notes and fit only those that say whether any is a match (the question's words no note holds, "
+        "how far the nearest note stands out when they are unknown, how far the vault's nearest chunk lies)",
+    )
+    train.add_argument(
+        "--fit",
+        action="append",
+        metavar="FEATURE",
+        choices=QUESTION_FEATURES,
+        help="with --keep-ranking: fit only this one of the question's own features, keeping the others' weights "
+        "too (repeat it for more; a new feature can then be fitted without moving what the others learned)",
     )
     train.add_argument(
         "--dense-span",
@@ -78,6 +86,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_train(args: argparse.Namespace) -> int:
     """Fit, write atomically, and say how often each set's best candidate is an answer."""
+    if args.fit and not args.keep_ranking:
+        raise ConfigError("--fit chooses among the question's own features: it needs --keep-ranking")
     questions = [q for name in args.features for q in load_features(Path(name))]
     span = _dense_span(args)
     try:
@@ -87,7 +97,7 @@ def run_train(args: argparse.Namespace) -> int:
                 kept = default_model(shipped[args.keep_ranking])
             else:
                 kept = _read(Path(args.keep_ranking))
-            model = calibrate(kept, questions)
+            model = calibrate(kept, questions, only=args.fit or QUESTION_FEATURES)
         else:
             model = fit(questions, dense_span=span)
     except ValueError as exc:

@@ -42,6 +42,7 @@ FEATURES: tuple[str, ...] = (
     "unknown_words",
     "rare_unknown",
     "unknown_standout",
+    "far_nearest",
 )
 """The features of one (question, note) pair, in the model's order:
 
@@ -77,9 +78,16 @@ FEATURES: tuple[str, ...] = (
   the vault does not hold, or it is asked in another language than the notes: an English question about a German
   note shares no word with it. In a small vault the two look alike by every other measure; the multilingual
   model's nearest note stands out from the rest for a translated question and crowds with them for an off-topic
-  one. Its weight is set by hand (see the evaluation docs); `fusion train --keep-ranking` fits it with the others.
+  one. Its weight is set by hand (see the evaluation docs); `fusion train --keep-ranking` fits it with the others;
+- `far_nearest`: how far the nearest chunk of the whole vault falls short of `NEAR_COSINE`, when the embedding
+  model reads the question's language. A question about something the vault does not hold can share an everyday
+  word with a note ("file" in "how do I file my tax return", "wine" in a recipe), so a keyword match and some
+  words held say little; but no chunk of the vault is then near it in meaning, where a question the vault answers
+  has some chunk near it, whatever its wording. 0 when the model does not read the question's language (its
+  cosines then say nothing), when no chunk was searched (an index still embedding), and for a question naming a
+  date (what that day holds answers it).
 """
-QUESTION_FEATURES: tuple[str, ...] = ("unknown_words", "rare_unknown", "unknown_standout")
+QUESTION_FEATURES: tuple[str, ...] = ("unknown_words", "rare_unknown", "unknown_standout", "far_nearest")
 """Features the same for every candidate of a question: they move every candidate's log-odds alike, so they never
 change an order, only what counts as a match. They are fitted after the others, which they leave as they are
 (`companion.recall.fusion_fit.calibrate`)."""
@@ -132,6 +140,9 @@ class Question:
     """The share of the question's words, weighted by their rarity in the language at large, no note holds."""
     standout: float = 0.0
     """How far the best cosine stands above the mean of the next five, in dense spans (0 with fewer than two)."""
+    nearest_read: bool = False
+    """The best cosine tells how near the vault comes to the question in meaning: the model reads the question's
+    language, some chunk was searched, and the question names no date (see `far_nearest`)."""
 
 
 DEFAULT_SPAN = 0.3
@@ -147,6 +158,13 @@ STANDOUT_FULL = 0.5
 the question, so a bounded one lifts the nearest note over the floor without lifting its neighbours with it."""
 CLEAR_COSINE = 0.6
 """A best cosine at or above this is a clear match for the English model; `weak_dense` grows below it."""
+NEAR_COSINE = 0.4
+"""The best cosine below which a question's nearest chunk counts as far from it (`far_nearest`). With the English
+model, the nearest chunk of an answerable question of the development sets lies at 0.22 to 0.72 (a twentieth
+below 0.35), of a question asked where nothing answers it at 0.04 to 0.56 (three in four below 0.36). The
+multilingual model's cosines sit
+above 0.7, so the feature is 0 with it. Chosen among 0.35 to 0.5 on the training sets alone (see the evaluation
+docs): the most of their unanswerable questions said to have no good match with none of their answerable ones."""
 
 
 def standout(cosines: Iterable[float], span: float) -> float:
@@ -195,6 +213,7 @@ def features(e: Evidence, q: Question) -> tuple[float, ...]:
         q.unknown_words,
         q.rare_unknown,
         q.rare_unknown * max(0.0, min(q.standout, STANDOUT_FULL) - STANDOUT_START),
+        max(0.0, NEAR_COSINE - q.best_cosine) if q.nearest_read else 0.0,
     )
 
 

@@ -6,7 +6,7 @@ must not drown a knowledge vault of 170.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,16 +83,30 @@ def fit(
     return calibrate(ranker, questions, l2=l2, steps=steps)
 
 
-def calibrate(model: FusionModel, questions: Sequence[Judged], *, l2: float = 1e-4, steps: int = 3000) -> FusionModel:
-    """`model` with the weights of `QUESTION_FEATURES` fitted anew on the pointwise loss, every other weight and the
-    bias left as they are: the order of every question's candidates stays, and so does what counts as a match for
-    a question whose features are all 0 (every word held by some note); only the others move. Questions asked of a
-    vault that cannot answer them teach it most. Raises ValueError without a candidate to learn from."""
+def calibrate(
+    model: FusionModel,
+    questions: Sequence[Judged],
+    *,
+    only: Collection[str] = QUESTION_FEATURES,
+    l2: float = 1e-4,
+    steps: int = 3000,
+) -> FusionModel:
+    """`model` with the weights of `QUESTION_FEATURES` (or the part of them `only` names) fitted anew on the
+    pointwise loss, every other weight and the bias left as they are: the order of every question's candidates
+    stays, and so does what counts as a match for a question whose features are all 0 (every word held by some
+    note); only the others move. Questions asked of a vault that cannot answer them teach it most. Raises
+    ValueError without a candidate to learn from, or when `only` names a feature that is not the question's own."""
+    strangers = sorted(set(only) - set(QUESTION_FEATURES))
+    if strangers or not only:
+        raise ValueError(
+            f"only the question's own features can be fitted alone ({', '.join(QUESTION_FEATURES)}), "
+            f"not {', '.join(strangers) or 'none'}"
+        )
     points = _pointwise(questions)
     if not points:
         raise ValueError("no question has a candidate")
     rows, labels, point_w = _points(points)
-    tuned = np.array([name in QUESTION_FEATURES for name in FEATURES])
+    tuned = np.array([name in only for name in FEATURES])
     weights = np.asarray(model.weights, dtype=np.float64)
     base = rows[:, ~tuned] @ weights[~tuned]
     own = rows[:, tuned]

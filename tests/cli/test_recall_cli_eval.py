@@ -73,6 +73,17 @@ def test_eval_features_train_fusion_weights_that_recall_can_use(vault: Path, dat
     assert tuned["bias"] == shipped.bias
     for name, value, was in zip(tuned["features"], tuned["weights"], shipped.weights, strict=True):
         assert name in QUESTION_FEATURES or value == pytest.approx(was, abs=1e-6), name
+    # One of the question's own features fitted alone: every other weight stays as shipped.
+    alone = run_companion(
+        "fusion", "train", str(features), str(none), "--keep-ranking", "shipped", "--fit", "unknown_words",
+        "--out", str(kept), "--json",
+    )  # fmt: skip
+    assert alone.returncode == 0, alone.stderr
+    fitted = json.loads(alone.stdout)["weights"]
+    for name, value, was in zip(fitted["features"], fitted["weights"], shipped.weights, strict=True):
+        assert name == "unknown_words" or value == pytest.approx(was, abs=1e-6), name
+    refused = run_companion("fusion", "train", str(features), "--fit", "unknown_words", "--out", str(kept))
+    assert refused.returncode == 2 and "needs --keep-ranking" in refused.stderr
     own = tmp_path / "own"
     write_vault(own)
     write(own, ".companion/companion.yaml", f"embedding:\n  provider: hash\nrecall:\n  fusion_weights: {weights}\n")

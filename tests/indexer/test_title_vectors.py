@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from companion.embedding.hashing import HashEmbedder
-from companion.recall.fusion import FEATURES
+from companion.recall.fusion import FEATURES, NEAR_COSINE
 from companion.recall.language import language_of
 from companion.workspace import Workspace
 from indexer.derived import TITLE_VECTOR_DTYPE
@@ -202,3 +202,26 @@ def test_the_words_no_note_holds_are_a_share_of_the_question(hash_ws: Workspace)
     (part,) = share("boiler pressure pizza naples")  # one value for every candidate
     # Two of four words unknown, weighted by idf: a word no note holds weighs more than one every other note holds.
     assert 0.5 < part < 1.0
+
+
+def test_how_far_the_nearest_chunk_lies_counts_only_where_the_model_reads_the_question(hash_ws: Workspace) -> None:
+    write(hash_ws.root, "Boiler.md", "The boiler pressure fell to 0.6 bar; top it up at the filling loop.\n")
+    write(hash_ws.root, "Bike.md", "Pump the tyres to six bar before the ride.\n")
+    write(hash_ws.root, "Heizung.md", "Der Heizungsdruck ist auf 0,6 bar gefallen; am Füllhahn nachfüllen.\n")
+    hash_ws.indexer().sync()
+    searcher = hash_ws.searcher()
+    far, cosine, missing = (FEATURES.index(n) for n in ("far_nearest", "cosine", "dense_missing"))
+
+    def asked(question: str) -> list[tuple[float, ...]]:
+        searcher.capture = []
+        hash_ws.recall().recall(question, k=5)
+        return list(searcher.capture[0][1].values())
+
+    vectors = asked("boiler pressure loop")
+    nearest = max(v[cosine] for v in vectors if not v[missing])
+    # The same for every candidate: it never reorders a question's notes, only says whether any is a match.
+    assert {round(v[far], 6) for v in vectors} == {round(max(0.0, NEAR_COSINE - nearest), 6)}
+    # The hashing model reads English only: a German question's cosines say nothing of how near the vault comes.
+    assert {v[far] for v in asked("Wie hoch ist der Heizungsdruck am Füllhahn?")} == {0.0}
+    # A question naming a date asks what that day holds.
+    assert {v[far] for v in asked("what did I write about the boiler on 3 March 2026?")} == {0.0}

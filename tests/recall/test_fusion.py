@@ -11,6 +11,7 @@ import pytest
 from companion.config import RecallConfig
 from companion.recall.fusion import (
     FEATURES,
+    NEAR_COSINE,
     NO_EVIDENCE,
     QUESTION_FEATURES,
     Evidence,
@@ -154,6 +155,34 @@ def test_the_question_s_own_features_calibrate_the_match_and_never_move_the_rank
     tuned = dict(zip(kept.names, kept.weights, strict=True))
     assert kept.bias == before.bias and all(tuned[n] == weights[before][n] for n in ranking)
     assert tuned["unknown_words"] < 0
+
+
+def test_one_question_feature_fitted_alone_leaves_the_others_as_they_were() -> None:
+    rng = random.Random(5)
+    before = fit(_questions(rng, "a", 60) + _questions(rng, "none", 40, answerable=False))
+    far = FEATURES.index("far_nearest")
+    # The nearest chunk lies far from a question the vault cannot answer, near one it answers.
+    questions = [
+        Judged(
+            q.source,
+            tuple(
+                tuple((rng.uniform(0.1, 0.3) if not q.answerable else 0.0) if i == far else x for i, x in enumerate(v))
+                for v in q.vectors
+            ),
+            q.answers,
+            q.answerable,
+        )
+        for q in _with_unknown_words(_questions(rng, "b", 60) + _questions(rng, "none", 40, False), rng)
+    ]
+    alone = calibrate(before, questions, only=("far_nearest",))
+    tuned, kept = (dict(zip(m.names, m.weights, strict=True)) for m in (alone, before))
+    assert tuned["far_nearest"] < 0 and alone.bias == before.bias
+    assert all(tuned[n] == kept[n] for n in FEATURES if n != "far_nearest")  # unknown_words too, though it would move
+    assert (
+        dict(zip(FEATURES, calibrate(before, questions).weights, strict=True))["unknown_words"] != kept["unknown_words"]
+    )
+    with pytest.raises(ValueError, match="only the question's own features"):
+        calibrate(before, questions, only=("dense",))
 
 
 def test_fitting_learns_to_rank_and_what_no_match_looks_like() -> None:
@@ -392,6 +421,31 @@ def test_a_keyword_match_tells_less_the_less_of_the_question_the_vault_holds() -
     # words it shares with the notes are loanwords and names, and the note nearest in meaning comes first.
     assert first(0.0) == "words" and first(0.5) == "meaning"
     assert dict(zip(FEATURES, default_model(False).weights, strict=True))["unknown_bm25"] == 0.0
+
+
+def test_how_far_the_nearest_chunk_lies_counts_below_the_near_cosine_and_only_when_read() -> None:
+    at = FEATURES.index("far_nearest")
+
+    def value(best: float, read: bool = True) -> float:
+        question = Question(
+            foreign=False, best_cosine=best, best_bm25=4.0, low_bm25=1.0, dense_span=0.3, nearest_read=read
+        )
+        return features(evidence(cosine=best, bm25=4.0, coverage=0.3), question)[at]
+
+    assert value(NEAR_COSINE - 0.15) == pytest.approx(0.15)
+    assert value(NEAR_COSINE + 0.2) == 0.0
+    assert value(0.1, read=False) == 0.0  # a question in a language the model does not read, or named by a date
+
+    def relevance(read: bool) -> float:
+        question = Question(
+            foreign=False, best_cosine=0.15, best_bm25=4.0, low_bm25=1.0, dense_span=0.3, nearest_read=read
+        )
+        return default_model(False).relevance(features(evidence(cosine=0.15, bm25=4.0, coverage=0.3), question))
+
+    # The English model's weights hold a question whose nearest chunk is far from it under the match it would be.
+    assert relevance(read=True) < relevance(read=False)
+    # The multilingual model's cosines never fall that low: its weights give the feature nothing.
+    assert dict(zip(FEATURES, default_model(True).weights, strict=True))["far_nearest"] == 0.0
 
 
 def test_weights_fitted_before_the_keyword_match_was_weighed_by_unknown_words_rank_as_they_did() -> None:
