@@ -160,11 +160,11 @@ CLEAR_COSINE = 0.6
 """A best cosine at or above this is a clear match for the English model; `weak_dense` grows below it."""
 NEAR_COSINE = 0.4
 """The best cosine below which a question's nearest chunk counts as far from it (`far_nearest`). With the English
-model, the nearest chunk of an answerable question of the development sets lies at 0.22 to 0.72 (a twentieth
+model, the nearest chunk of an answerable question of the development sets lies at 0.21 to 0.72 (a twentieth
 below 0.35), of a question asked where nothing answers it at 0.04 to 0.56 (three in four below 0.36). The
-multilingual model's cosines sit
-above 0.7, so the feature is 0 with it. Chosen among 0.35 to 0.5 on the training sets alone (see the evaluation
-docs): the most of their unanswerable questions said to have no good match with none of their answerable ones."""
+multilingual model's cosines sit above 0.7, so the feature is 0 with it. Chosen among 0.35 to 0.5 on the training
+sets alone (see the evaluation docs): the most of their unanswerable questions said to have no good match with
+none of their answerable ones."""
 
 
 def standout(cosines: Iterable[float], span: float) -> float:
