@@ -10,6 +10,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
+from companion.embedding.modelbuild import MODEL_IDS
 from companion.embedding.providers import Embedder
 from companion.recall.background import rare_unknown_share
 from companion.recall.fusion import Evidence, Question, features, standout
@@ -83,7 +84,8 @@ class CandidateFeatures:
         # A few keywords name no language by themselves: the notes holding them do (see `question_language`).
         strongest = sorted((p for p in lexical if p in languages), key=lambda p: -lexical[p])[:_LANGUAGE_VOTERS]
         asked = question_language(query, [(languages[p], lexical[p]) for p in strongest])
-        foreign = asked != "en" and not self._embedder().multilingual
+        model = self._embedder()
+        foreign = asked != "en" and not model.multilingual
         question = Question(
             foreign=foreign,
             best_cosine=max(dense.values(), default=0.0),
@@ -93,7 +95,9 @@ class CandidateFeatures:
             unknown_words=unknown,
             rare_unknown=rare_unknown_share(own, [t for t in own if frequencies.get(t)]),
             standout=standout(dense.values(), dense_span),
-            nearest_read=bool(dense) and not foreign and query == embedded,
+            # Only the shipped models' cosines are what the shipped weights' bound was chosen on: a server model's
+            # spread differently, and the hashing embedder's say nothing of meaning.
+            nearest_read=bool(dense) and not foreign and query == embedded and model.model_id in MODEL_IDS,
         )
         every_set = set(every)
         out: dict[str, tuple[float, ...]] = {}

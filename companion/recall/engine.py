@@ -26,7 +26,7 @@ from companion.recall.access import AccessLog
 from companion.recall.candidates import Hit, NoteIndex
 from companion.recall.dates import DateRange, find_date_range
 from companion.recall.decay import AccessStats, Decay, decay
-from companion.recall.fusion import NO_EVIDENCE, FusionModel, default_model
+from companion.recall.fusion import FusionModel, default_model, linked_only
 from companion.recall.graphsignal import graph_neighbours, graph_signal
 from companion.recall.passages import Passages
 from companion.recall.recap import latest_first, list_period, period_first, recap_period, topic_of
@@ -334,9 +334,10 @@ class Recall:
                     dates[path] = settings.date_weight / (1.0 + date_range.distance(day) / 7.0)
         model = self.fusion
         # A note only a link brought in has no evidence of its own, but its boosts count the same way.
+        linked = linked_only(next((hit.features for hit in hits.values() if hit.features), None))
         logits = (
             {
-                path: log_odds(model.logit(hit.features or NO_EVIDENCE), graph.get(path, 0.0) + dates.get(path, 0.0))
+                path: log_odds(model.logit(hit.features or linked), graph.get(path, 0.0) + dates.get(path, 0.0))
                 for path, hit in hits.items()
             }
             if model is not None and any(hit.features for hit in hits.values())

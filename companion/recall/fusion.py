@@ -79,13 +79,15 @@ FEATURES: tuple[str, ...] = (
   note shares no word with it. In a small vault the two look alike by every other measure; the multilingual
   model's nearest note stands out from the rest for a translated question and crowds with them for an off-topic
   one. Its weight is set by hand (see the evaluation docs); `fusion train --keep-ranking` fits it with the others;
-- `far_nearest`: how far the nearest chunk of the whole vault falls short of `NEAR_COSINE`, when the embedding
-  model reads the question's language. A question about something the vault does not hold can share an everyday
-  word with a note ("file" in "how do I file my tax return", "wine" in a recipe), so a keyword match and some
-  words held say little; but no chunk of the vault is then near it in meaning, where a question the vault answers
-  has some chunk near it, whatever its wording. 0 when the model does not read the question's language (its
-  cosines then say nothing), when no chunk was searched (an index still embedding), and for a question naming a
-  date (what that day holds answers it).
+- `far_nearest`: how far the nearest chunk (of the vault, or of the search's scope) falls short of `NEAR_COSINE`,
+  when the embedding model reads the question's language. A question about something the vault does not hold can
+  share an everyday word with a note ("file" in "how do I file my tax return", "wine" in a recipe), so a keyword
+  match and some words held say little; but no chunk of the vault is then near it in meaning, where a question the
+  vault answers has some chunk near it, whatever its wording. 0 when the model does not read the question's language
+  (its cosines then say nothing), when the meaning side found no chunk (nothing embedded yet, or no weight given to
+  it), for a question naming a date (what that day holds answers it), and with a model the package does not ship:
+  the bound is all-MiniLM-L6-v2's, whose cosines the English weights were fitted on, and a server model's cosines
+  spread otherwise.
 """
 QUESTION_FEATURES: tuple[str, ...] = ("unknown_words", "rare_unknown", "unknown_standout", "far_nearest")
 """Features the same for every candidate of a question: they move every candidate's log-odds alike, so they never
@@ -142,13 +144,29 @@ class Question:
     """How far the best cosine stands above the mean of the next five, in dense spans (0 with fewer than two)."""
     nearest_read: bool = False
     """The best cosine tells how near the vault comes to the question in meaning: the model reads the question's
-    language, some chunk was searched, and the question names no date (see `far_nearest`)."""
+    language, the meaning side found some chunk, and the question names no date (see `far_nearest`)."""
 
 
 DEFAULT_SPAN = 0.3
 """The span `dense` is scaled over when the settings give none (the weighted sum's min-max has no place here)."""
 NO_EVIDENCE = tuple(1.0 if name == "dense_missing" else 0.0 for name in FEATURES)
-"""The features of a note found by no search, only through a link from a candidate."""
+"""The features of a note found by no search, only through a link from a candidate (see `linked_only`)."""
+_QUESTION_AT = tuple(FEATURES.index(name) for name in QUESTION_FEATURES)
+
+
+def linked_only(candidate: Sequence[float] | None) -> tuple[float, ...]:
+    """The features of a note only a link brought in, given any searched candidate's (`candidate`, None when there
+    is none): no evidence of its own, but the question's own features, which every candidate of a question holds
+    alike. With them at 0 instead, a question the vault knows little of would lower every searched note and not
+    the linked ones, and a category page linked from the best of them would come first with no evidence at all."""
+    if candidate is None:
+        return NO_EVIDENCE
+    out = list(NO_EVIDENCE)
+    for at in _QUESTION_AT:
+        out[at] = candidate[at]
+    return tuple(out)
+
+
 STANDOUT_START = 0.25
 """The standout (in dense spans) up to which a nearest note counts as no closer than its neighbours: a quarter of
 the span (0.025 of the multilingual model's cosine). The off-topic questions asked of kepano's vault stand out at

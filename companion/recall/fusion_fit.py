@@ -94,8 +94,9 @@ def calibrate(
     """`model` with the weights of `QUESTION_FEATURES` (or the part of them `only` names) fitted anew on the
     pointwise loss, every other weight and the bias left as they are: the order of every question's candidates
     stays, and so does what counts as a match for a question whose features are all 0 (every word held by some
-    note); only the others move. Questions asked of a vault that cannot answer them teach it most. Raises
-    ValueError without a candidate to learn from, or when `only` names a feature that is not the question's own."""
+    note, a chunk near it); only the others move. Questions asked of a vault that cannot answer them teach it
+    most. Raises ValueError without a candidate to learn from, or when `only` names a feature that is not the
+    question's own."""
     strangers = sorted(set(only) - set(QUESTION_FEATURES))
     if strangers or not only:
         raise ValueError(

@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.embedding.hashing import HashEmbedder
+from companion.embedding.modelbuild import MODEL_ID
 
 
 class QuestionsAsked(HashEmbedder):
@@ -21,3 +22,12 @@ class QuestionsAsked(HashEmbedder):
         """Note the questions, then embed them as the hashing embedder does."""
         self.questions.extend(texts)
         return super().embed_queries(texts)
+
+
+class UnderTheEnglishModelsName(HashEmbedder):
+    """The hashing embedder under the English model's name: recall reads its cosines as that model's, as it reads
+    no other model's for what the shipped weights' bounds were chosen on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model_id = MODEL_ID

@@ -16,7 +16,9 @@ from indexer.derived import TITLE_VECTOR_DTYPE
 from indexer.manifest import Manifest
 from indexer.openings import LANGUAGE_RULE
 from indexer.records import NoteRecord
+from tests.helpers.embedders import UnderTheEnglishModelsName
 from tests.helpers.files import write
+from tests.helpers.workspaces import workspace
 
 _TITLE = FEATURES.index("title_cosine")
 
@@ -204,24 +206,35 @@ def test_the_words_no_note_holds_are_a_share_of_the_question(hash_ws: Workspace)
     assert 0.5 < part < 1.0
 
 
-def test_how_far_the_nearest_chunk_lies_counts_only_where_the_model_reads_the_question(hash_ws: Workspace) -> None:
-    write(hash_ws.root, "Boiler.md", "The boiler pressure fell to 0.6 bar; top it up at the filling loop.\n")
-    write(hash_ws.root, "Bike.md", "Pump the tyres to six bar before the ride.\n")
-    write(hash_ws.root, "Heizung.md", "Der Heizungsdruck ist auf 0,6 bar gefallen; am Füllhahn nachfüllen.\n")
-    hash_ws.indexer().sync()
-    searcher = hash_ws.searcher()
+def test_how_far_the_nearest_chunk_lies_counts_only_where_the_model_reads_the_question(tmp_path: Path) -> None:
     far, cosine, missing = (FEATURES.index(n) for n in ("far_nearest", "cosine", "dense_missing"))
 
-    def asked(question: str) -> list[tuple[float, ...]]:
+    def opened(embedder: HashEmbedder, name: str) -> Workspace:
+        (tmp_path / name / "vault" / ".obsidian").mkdir(parents=True)
+        ws = workspace(tmp_path / name / "vault", embedder, data_dir=tmp_path / name / "data")
+        write(ws.root, "Boiler.md", "The boiler pressure fell to 0.6 bar; top it up at the filling loop.\n")
+        write(ws.root, "Bike.md", "Pump the tyres to six bar before the ride.\n")
+        write(ws.root, "Heizung.md", "Der Heizungsdruck ist auf 0,6 bar gefallen; am Füllhahn nachfüllen.\n")
+        ws.indexer().sync()
+        return ws
+
+    def asked(ws: Workspace, question: str) -> list[tuple[float, ...]]:
+        searcher = ws.searcher()
         searcher.capture = []
-        hash_ws.recall().recall(question, k=5)
+        ws.recall().recall(question, k=5)
         return list(searcher.capture[0][1].values())
 
-    vectors = asked("boiler pressure loop")
+    english = opened(UnderTheEnglishModelsName(), "english")
+    vectors = asked(english, "boiler pressure loop")
     nearest = max(v[cosine] for v in vectors if not v[missing])
     # The same for every candidate: it never reorders a question's notes, only says whether any is a match.
-    assert {round(v[far], 6) for v in vectors} == {round(max(0.0, NEAR_COSINE - nearest), 6)}
-    # The hashing model reads English only: a German question's cosines say nothing of how near the vault comes.
-    assert {v[far] for v in asked("Wie hoch ist der Heizungsdruck am Füllhahn?")} == {0.0}
+    assert {round(v[far], 6) for v in vectors} == {round(max(0.0, NEAR_COSINE - nearest), 6)} != {0.0}
+    # The English model reads English only: a German question's cosines say nothing of how near the vault comes.
+    assert {v[far] for v in asked(english, "Warum ist der Druck der Heizung gefallen?")} == {0.0}
     # A question naming a date asks what that day holds.
-    assert {v[far] for v in asked("what did I write about the boiler on 3 March 2026?")} == {0.0}
+    assert {v[far] for v in asked(english, "what did I write about the boiler on 3 March 2026?")} == {0.0}
+    english.close()
+    # Cosines of a model the shipped weights were not fitted on (here one with no sense of meaning) count for nothing.
+    other = opened(HashEmbedder(), "other")
+    assert {v[far] for v in asked(other, "boiler pressure loop")} == {0.0}
+    other.close()

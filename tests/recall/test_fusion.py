@@ -11,34 +11,19 @@ import pytest
 from companion.config import RecallConfig
 from companion.recall.fusion import (
     FEATURES,
-    NEAR_COSINE,
     NO_EVIDENCE,
-    QUESTION_FEATURES,
-    Evidence,
     FusionModel,
     Question,
     default_model,
     features,
     name_rank,
     own_language_names,
-    standout,
 )
 from companion.recall.fusion_fit import Judged, calibrate, fit, ranking_scores
 from companion.recall.language import foreign, language_of, question_language
+from tests.helpers.fusion import evidence, named, synthetic_questions
 
 ENGLISH = Question(foreign=False, best_cosine=0.7, best_bm25=10.0, low_bm25=2.0, dense_span=0.3)
-
-
-def evidence(**kw: object) -> Evidence:
-    base: dict[str, object] = dict(
-        cosine=None, bm25=None, coverage=0.0, every_word=False, title=False, alias=False, title_overlap=0.0
-    )
-    base.update(kw)
-    return Evidence(**base)  # type: ignore[arg-type]
-
-
-def named(vector: tuple[float, ...]) -> dict[str, float]:
-    return dict(zip(FEATURES, vector, strict=True))
 
 
 def test_features_scale_each_side_against_the_best_candidate() -> None:
@@ -113,91 +98,21 @@ def test_weights_for_other_features_are_refused(tmp_path: Path) -> None:
         FusionModel.read(bad)
 
 
-def _questions(rng: random.Random, source: str, n: int, answerable: bool = True) -> list[Judged]:
-    out = []
-    dense = FEATURES.index("dense")
-    cosine = FEATURES.index("cosine")
-    for _ in range(n):
-        vectors, answers = [], []
-        for i in range(12):
-            answer = answerable and i == 0
-            v = [0.0] * len(FEATURES)
-            v[dense] = rng.uniform(0.6, 1.0) if answer else rng.uniform(0.0, 0.7)
-            v[cosine] = rng.uniform(0.5, 0.8) if answerable else rng.uniform(0.0, 0.2)
-            vectors.append(tuple(v))
-            answers.append(answer)
-        out.append(Judged(source, tuple(vectors), tuple(answers), answerable))
-    return out
-
-
-def _with_unknown_words(questions: list[Judged], rng: random.Random) -> list[Judged]:
-    """The questions with a share of unknown words, one per question: high where the vault cannot answer."""
-    unknown = FEATURES.index("unknown_words")
-    out = []
-    for q in questions:
-        share = rng.uniform(0.5, 1.0) if not q.answerable else rng.uniform(0.0, 0.4)
-        vectors = tuple(tuple(share if i == unknown else x for i, x in enumerate(v)) for v in q.vectors)
-        out.append(Judged(q.source, vectors, q.answers, q.answerable))
-    return out
-
-
-def test_the_question_s_own_features_calibrate_the_match_and_never_move_the_ranking_weights() -> None:
-    rng = random.Random(5)
-    plain = _questions(rng, "a", 60) + _questions(rng, "none", 40, answerable=False)
-    with_words = _with_unknown_words(plain, random.Random(7))
-    before, after = fit(plain), fit(with_words)
-    ranking = [n for n in FEATURES if n not in QUESTION_FEATURES]
-    weights = {m: dict(zip(m.names, m.weights, strict=True)) for m in (before, after)}
-    assert all(weights[before][n] == pytest.approx(weights[after][n]) for n in ranking)
-    assert weights[after]["unknown_words"] < 0 == weights[before]["unknown_words"]
-    # Calibrating kept weights fits the same: the ranking weights and the bias stay exactly as they were.
-    kept = calibrate(before, with_words)
-    tuned = dict(zip(kept.names, kept.weights, strict=True))
-    assert kept.bias == before.bias and all(tuned[n] == weights[before][n] for n in ranking)
-    assert tuned["unknown_words"] < 0
-
-
-def test_one_question_feature_fitted_alone_leaves_the_others_as_they_were() -> None:
-    rng = random.Random(5)
-    before = fit(_questions(rng, "a", 60) + _questions(rng, "none", 40, answerable=False))
-    far = FEATURES.index("far_nearest")
-    # The nearest chunk lies far from a question the vault cannot answer, near one it answers.
-    questions = [
-        Judged(
-            q.source,
-            tuple(
-                tuple((rng.uniform(0.1, 0.3) if not q.answerable else 0.0) if i == far else x for i, x in enumerate(v))
-                for v in q.vectors
-            ),
-            q.answers,
-            q.answerable,
-        )
-        for q in _with_unknown_words(_questions(rng, "b", 60) + _questions(rng, "none", 40, False), rng)
-    ]
-    alone = calibrate(before, questions, only=("far_nearest",))
-    tuned, kept = (dict(zip(m.names, m.weights, strict=True)) for m in (alone, before))
-    assert tuned["far_nearest"] < 0 and alone.bias == before.bias
-    assert all(tuned[n] == kept[n] for n in FEATURES if n != "far_nearest")  # unknown_words too, though it would move
-    assert (
-        dict(zip(FEATURES, calibrate(before, questions).weights, strict=True))["unknown_words"] != kept["unknown_words"]
-    )
-    with pytest.raises(ValueError, match="only the question's own features"):
-        calibrate(before, questions, only=("dense",))
-
-
 def test_fitting_learns_to_rank_and_what_no_match_looks_like() -> None:
     rng = random.Random(5)
-    model = fit(_questions(rng, "a", 60) + _questions(rng, "none", 40, answerable=False))
+    model = fit(synthetic_questions(rng, "a", 60) + synthetic_questions(rng, "none", 40, answerable=False))
     w = dict(zip(model.names, model.weights, strict=True))
     assert w["dense"] > 1.0 and w["cosine"] > 0.0
-    held_out = _questions(random.Random(9), "a", 30)
+    held_out = synthetic_questions(random.Random(9), "a", 30)
     assert ranking_scores(model, held_out)["a"] > 0.8
-    best_unanswerable = [max(model.relevance(v) for v in q.vectors) for q in _questions(rng, "none", 20, False)]
+    best_unanswerable = [
+        max(model.relevance(v) for v in q.vectors) for q in synthetic_questions(rng, "none", 20, False)
+    ]
     best_answerable = [max(model.relevance(v) for v in q.vectors) for q in held_out]
     assert sum(best_unanswerable) / 20 < sum(best_answerable) / 30
     assert json.loads(json.dumps(model.to_json()))["trained_on"] == ["a", "none"]
     with pytest.raises(ValueError, match="no question has both"):
-        fit(_questions(rng, "none", 5, answerable=False))
+        fit(synthetic_questions(rng, "none", 5, answerable=False))
 
 
 DANISH = (
@@ -275,37 +190,6 @@ def test_a_note_with_no_evidence_has_a_feature_vector_of_the_model_s_size() -> N
     assert default_model().relevance(NO_EVIDENCE) < 0.05
 
 
-def test_the_share_of_words_no_note_holds_is_the_same_for_every_candidate() -> None:
-    asked = Question(foreign=False, best_cosine=0.4, best_bm25=3.0, low_bm25=1.0, dense_span=0.3, unknown_words=0.75)
-    near = named(features(evidence(cosine=0.4, bm25=3.0, coverage=0.25), asked))
-    far = named(features(evidence(cosine=0.1), asked))
-    assert near["unknown_words"] == far["unknown_words"] == 0.75
-    assert named(features(evidence(cosine=0.4), ENGLISH))["unknown_words"] == 0.0
-
-
-def test_weights_from_before_the_question_s_own_features_rank_as_they_did() -> None:
-    shipped = default_model()
-    older = {
-        "features": [n for n in FEATURES if n not in QUESTION_FEATURES],
-        "weights": [w for n, w in zip(FEATURES, shipped.weights, strict=True) if n not in QUESTION_FEATURES],
-        "bias": shipped.bias,
-    }
-    model = FusionModel.from_json(older)
-    weights = dict(zip(model.names, model.weights, strict=True))
-    assert model.names == FEATURES and all(weights[n] == 0.0 for n in QUESTION_FEATURES)
-    with pytest.raises(ValueError, match="fitted for other features"):
-        FusionModel.from_json({**older, "features": older["features"][1:], "weights": older["weights"][1:]})
-
-
-def test_weights_fitted_before_the_rarity_of_unknown_words_keep_their_unknown_words_weight() -> None:
-    shipped = default_model()
-    kept = [n for n in FEATURES if n != "rare_unknown"]
-    given = dict(zip(FEATURES, shipped.weights, strict=True))
-    model = FusionModel.from_json({"features": kept, "weights": [given[n] for n in kept], "bias": shipped.bias})
-    weights = dict(zip(model.names, model.weights, strict=True))
-    assert weights["rare_unknown"] == 0.0 and weights["unknown_words"] == given["unknown_words"]
-
-
 def _narrow_cosines(rng: random.Random, n: int) -> list[Judged]:
     """Questions whose answer always has the best cosine, by 0.01 to 0.03 within a band of 0.78 to 0.86 (as a
     multilingual model's cosines crowd), while BM25 points at it only two times in three, by a wide margin."""
@@ -335,12 +219,17 @@ def test_a_feature_that_varies_little_still_earns_the_weight_it_deserves() -> No
 
 def test_weights_carry_the_span_their_dense_feature_was_scaled_over(tmp_path: Path) -> None:
     rng = random.Random(5)
-    model = fit(_questions(rng, "a", 30) + _questions(rng, "none", 10, answerable=False), dense_span=0.06)
+    model = fit(
+        synthetic_questions(rng, "a", 30) + synthetic_questions(rng, "none", 10, answerable=False), dense_span=0.06
+    )
     assert model.dense_span == 0.06
     path = tmp_path / "w.json"
     path.write_text(json.dumps(model.to_json()))
-    assert FusionModel.read(path).dense_span == 0.06 and calibrate(model, _questions(rng, "b", 10)).dense_span == 0.06
-    assert "dense_span" not in fit(_questions(rng, "a", 30)).to_json()
+    assert (
+        FusionModel.read(path).dense_span == 0.06
+        and calibrate(model, synthetic_questions(rng, "b", 10)).dense_span == 0.06
+    )
+    assert "dense_span" not in fit(synthetic_questions(rng, "a", 30)).to_json()
     with pytest.raises(ValueError, match="dense_span"):
         FusionModel.from_json({**model.to_json(), "dense_span": 0})
 
@@ -371,36 +260,6 @@ def test_every_shipped_weights_file_and_word_table_is_packaged() -> None:
         assert any(fnmatch.fnmatch(inside, g) for g in globs), f"{inside} is not in the package data"
 
 
-def test_standout_is_how_far_the_nearest_note_stands_above_the_next_five_in_spans() -> None:
-    assert standout([0.9, 0.8, 0.8, 0.8, 0.8, 0.8, 0.1], 0.1) == pytest.approx(1.0)  # the seventh is not counted
-    assert standout([0.8, 0.8], 0.1) == pytest.approx(0.0)
-    assert standout([0.8], 0.1) == 0.0 and standout([], 0.1) == 0.0
-
-
-def test_the_standout_counts_from_a_quarter_of_the_span_to_a_half_and_only_with_unknown_words() -> None:
-    at = FEATURES.index("unknown_standout")
-
-    def value(standout_: float, rare_unknown: float = 1.0) -> float:
-        question = Question(
-            foreign=False,
-            best_cosine=0.85,
-            best_bm25=0.0,
-            low_bm25=0.0,
-            dense_span=0.1,
-            rare_unknown=rare_unknown,
-            standout=standout_,
-        )
-        return features(evidence(cosine=0.85), question)[at]
-
-    assert value(0.2) == 0.0
-    assert value(0.4) == pytest.approx(0.15)
-    assert value(3.0) == pytest.approx(0.25)  # bounded: the whole question's candidates are lifted alike
-    assert value(3.0, rare_unknown=0.0) == 0.0  # every word known: nothing to make up for
-    # Only the multilingual model's weights lift such questions; the English model's cosines are not crowded.
-    assert dict(zip(FEATURES, default_model(False).weights, strict=True))["unknown_standout"] == 0.0
-    assert dict(zip(FEATURES, default_model(True).weights, strict=True))["unknown_standout"] > 0.0
-
-
 def test_a_keyword_match_tells_less_the_less_of_the_question_the_vault_holds() -> None:
     def question(unknown: float) -> Question:
         return Question(
@@ -421,31 +280,6 @@ def test_a_keyword_match_tells_less_the_less_of_the_question_the_vault_holds() -
     # words it shares with the notes are loanwords and names, and the note nearest in meaning comes first.
     assert first(0.0) == "words" and first(0.5) == "meaning"
     assert dict(zip(FEATURES, default_model(False).weights, strict=True))["unknown_bm25"] == 0.0
-
-
-def test_how_far_the_nearest_chunk_lies_counts_below_the_near_cosine_and_only_when_read() -> None:
-    at = FEATURES.index("far_nearest")
-
-    def value(best: float, read: bool = True) -> float:
-        question = Question(
-            foreign=False, best_cosine=best, best_bm25=4.0, low_bm25=1.0, dense_span=0.3, nearest_read=read
-        )
-        return features(evidence(cosine=best, bm25=4.0, coverage=0.3), question)[at]
-
-    assert value(NEAR_COSINE - 0.15) == pytest.approx(0.15)
-    assert value(NEAR_COSINE + 0.2) == 0.0
-    assert value(0.1, read=False) == 0.0  # a question in a language the model does not read, or named by a date
-
-    def relevance(read: bool) -> float:
-        question = Question(
-            foreign=False, best_cosine=0.15, best_bm25=4.0, low_bm25=1.0, dense_span=0.3, nearest_read=read
-        )
-        return default_model(False).relevance(features(evidence(cosine=0.15, bm25=4.0, coverage=0.3), question))
-
-    # The English model's weights hold a question whose nearest chunk is far from it under the match it would be.
-    assert relevance(read=True) < relevance(read=False)
-    # The multilingual model's cosines never fall that low: its weights give the feature nothing.
-    assert dict(zip(FEATURES, default_model(True).weights, strict=True))["far_nearest"] == 0.0
 
 
 def test_weights_fitted_before_the_keyword_match_was_weighed_by_unknown_words_rank_as_they_did() -> None:
