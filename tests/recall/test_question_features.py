@@ -109,7 +109,7 @@ def test_standout_is_how_far_the_nearest_note_stands_above_the_next_five_in_span
     assert standout([0.8], 0.1) == 0.0 and standout([], 0.1) == 0.0
 
 
-def test_the_standout_counts_from_a_quarter_of_the_span_to_a_half_and_onlywith_unknown_words() -> None:
+def test_the_standout_counts_from_a_quarter_of_the_span_to_a_half_and_only_with_unknown_words() -> None:
     at = FEATURES.index("unknown_standout")
 
     def value(standout_: float, rare_unknown: float = 1.0) -> float:
@@ -134,28 +134,21 @@ def test_the_standout_counts_from_a_quarter_of_the_span_to_a_half_and_onlywith_u
 
 
 def test_how_far_the_nearest_chunk_lies_counts_below_the_near_cosine_and_only_when_read() -> None:
-    at = FEATURES.index("far_nearest")
-
-    def value(best: float, read: bool = True) -> float:
+    def vector(best: float, read: bool = True) -> tuple[float, ...]:
         question = Question(
             foreign=False, best_cosine=best, best_bm25=4.0, low_bm25=1.0, dense_span=0.3, nearest_read=read
         )
-        return features(evidence(cosine=best, bm25=4.0, coverage=0.3), question)[at]
+        return features(evidence(cosine=best, bm25=4.0, coverage=0.3), question)
 
-    assert value(NEAR_COSINE - 0.15) == pytest.approx(0.15)
-    assert value(NEAR_COSINE + 0.2) == 0.0
-    assert value(0.1, read=False) == 0.0  # a question in a language the model does not read, or named by a date
-
-    def relevance(read: bool) -> float:
-        question = Question(
-            foreign=False, best_cosine=0.15, best_bm25=4.0, low_bm25=1.0, dense_span=0.3, nearest_read=read
-        )
-        return default_model(False).relevance(features(evidence(cosine=0.15, bm25=4.0, coverage=0.3), question))
-
+    assert named(vector(NEAR_COSINE - 0.15))["far_nearest"] == pytest.approx(0.15)
+    assert named(vector(NEAR_COSINE + 0.2))["far_nearest"] == 0.0
+    # A question in a language the model does not read, or named by a date.
+    assert named(vector(0.1, read=False))["far_nearest"] == 0.0
     # The English model's weights hold a question whose nearest chunk is far from it under the match it would be.
-    assert relevance(read=True) < relevance(read=False)
+    english = default_model(False)
+    assert english.relevance(vector(0.15, read=True)) < english.relevance(vector(0.15, read=False))
     # The multilingual model's cosines never fall that low: its weights give the feature nothing.
-    assert dict(zip(FEATURES, default_model(True).weights, strict=True))["far_nearest"] == 0.0
+    assert named(default_model(True).weights)["far_nearest"] == 0.0
 
 
 def test_a_note_only_a_link_brought_in_holds_the_question_s_own_features_and_no_more() -> None:
